@@ -1,0 +1,47 @@
+//! Visited-URL sets.
+//!
+//! Every backend implements [`SeenSet`]. Keys are opaque bytes, normally
+//! `mgz_url::CanonicalUrl::key_bytes()`.
+#![warn(missing_docs)]
+
+pub mod hash;
+
+/// What a backend promises about its answers.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub enum Guarantee {
+    /// `contains` is exactly right: no false positives, no false negatives.
+    Exact,
+    /// No false negatives; a key never inserted is reported present with
+    /// probability at most `rate` per lookup.
+    FalsePositive {
+        /// Upper bound on the false-positive probability per lookup.
+        rate: f64,
+    },
+}
+
+/// A set of byte keys that answers "seen before?".
+pub trait SeenSet: Send {
+    /// Inserts `key`; returns `true` when it was not present before.
+    fn insert(&mut self, key: &[u8]) -> bool;
+    /// Whether `key` is (probably, see [`SeenSet::guarantee`]) present.
+    fn contains(&self, key: &[u8]) -> bool;
+    /// Number of distinct keys inserted (for probabilistic sets: inserts that returned `true`).
+    fn len(&self) -> usize;
+    /// Whether no key was inserted.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Heap bytes owned by the structure.
+    fn heap_bytes(&self) -> usize;
+    /// What the answers guarantee.
+    fn guarantee(&self) -> Guarantee;
+    /// Short backend name (`hash`, `compact`, ...).
+    fn name(&self) -> &'static str;
+    /// Inserts many keys; `out[i]` is what `insert(keys[i])` would have returned.
+    /// Backends override this when batching lets them sort or prefetch.
+    fn insert_batch(&mut self, keys: &[&[u8]], out: &mut Vec<bool>) {
+        out.clear();
+        out.extend(keys.iter().map(|k| self.insert(k)));
+    }
+}
