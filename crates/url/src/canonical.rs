@@ -155,6 +155,9 @@ fn map_parse_error(err: url::ParseError, text: &str) -> UrlError {
         P::IdnaError | P::InvalidDomainCharacter if host_has_space(text) => {
             UrlError::WhitespaceInHost
         }
+        P::IdnaError if !looks_international(raw_host(text)) => UrlError::InvalidHost {
+            reason: "forbidden character".to_string(),
+        },
         P::IdnaError => UrlError::InvalidIdna,
         P::InvalidDomainCharacter | P::InvalidIpv4Address | P::InvalidIpv6Address => {
             UrlError::InvalidHost {
@@ -167,14 +170,29 @@ fn map_parse_error(err: url::ParseError, text: &str) -> UrlError {
     }
 }
 
-/// True when the authority of `text` holds a space, raw or as `%20`.
-fn host_has_space(text: &str) -> bool {
+/// The host part of the authority of `text`, as written.
+fn raw_host(text: &str) -> &str {
     let Some((_, rest)) = text.split_once("//") else {
-        return false;
+        return "";
     };
     let authority = rest.split(['/', '?', '#', '\\']).next().unwrap_or("");
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    authority.rsplit_once('@').map_or(authority, |(_, h)| h)
+}
+
+/// True when the authority of `text` holds a space, raw or as `%20`.
+fn host_has_space(text: &str) -> bool {
+    let host = raw_host(text);
     host.contains(' ') || host.contains("%20")
+}
+
+/// True when `host` has non-ASCII text, non-ASCII escapes or punycode, so
+/// that an IDNA failure is about IDNA and not a forbidden ASCII character.
+fn looks_international(host: &str) -> bool {
+    let b = host.as_bytes();
+    !host.is_ascii()
+        || host.to_ascii_lowercase().contains("xn--")
+        || b.windows(2)
+            .any(|w| w[0] == b'%' && matches!(w[1], b'8'..=b'9' | b'a'..=b'f' | b'A'..=b'F'))
 }
 
 fn normalize_host(url: &mut url::Url, policy: &Policy) -> Result<(), UrlError> {

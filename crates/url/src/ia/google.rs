@@ -25,7 +25,8 @@ pub(super) fn canonicalize(p: &mut Parts) {
 fn canonical_host(raw: &[u8]) -> Vec<u8> {
     let mut host = unescape_repeatedly(raw);
     if !host.is_ascii() {
-        let text = String::from_utf8_lossy(&host).replace('\u{FFFD}', "");
+        // Invalid UTF-8 sequences are dropped, as Python's 'ignore' does.
+        let text: String = host.utf8_chunks().map(|c| c.valid()).collect();
         if let Some(ascii) = idna_2003ish(&text) {
             host = ascii.into_bytes();
         }
