@@ -4,6 +4,7 @@
 use clap::{Parser, Subcommand};
 
 mod demo;
+mod url_cmd;
 
 /// MillionGazillion: a crawl frontier that remembers every URL in little memory.
 #[derive(Parser)]
@@ -17,12 +18,15 @@ struct Cli {
 enum Command {
     /// Crawl a synthetic web on loopback end to end (the first thing to run).
     Demo(demo::DemoArgs),
+    /// Canonicalise URLs or compute SURT keys, one per line.
+    Url(url_cmd::UrlArgs),
 }
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Demo(args) => demo::run(args),
+        Command::Url(args) => url_cmd::run(args),
     };
     match result {
         Ok(code) => code,
