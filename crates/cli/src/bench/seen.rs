@@ -38,7 +38,8 @@ pub struct SeenArgs {
     /// Generate N synthetic URLs instead (Zipf hosts, shared paths, ~20 % duplicates).
     #[arg(long, value_name = "N")]
     generate: Option<usize>,
-    /// Comma-separated backends, in run order [default: all built, plus fastbloom,qfilter].
+    /// Comma-separated backends, in run order: names, `all` (every built
+    /// backend plus fastbloom,qfilter: the default), `-name` to drop one.
     #[arg(long, value_delimiter = ',')]
     backends: Option<Vec<String>>,
     /// One JSON object per backend on stdout instead of a table.
@@ -71,15 +72,40 @@ fn make(name: &str, unique: usize) -> anyhow::Result<Box<dyn SeenSet>> {
     })
 }
 
+/// Every backend built into `mgz-seen`, then the peers.
+fn all_backends() -> Vec<String> {
+    BACKENDS
+        .iter()
+        .chain(PEERS)
+        .map(|s| s.to_string())
+        .collect()
+}
+
+/// Expands `--backends`: `all` is [`all_backends`], `-name` drops a name.
+fn expand(list: &[String]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for token in list.iter().map(|s| s.trim()) {
+        if token == "all" {
+            names.extend(all_backends());
+        } else if let Some(drop) = token.strip_prefix('-') {
+            names.retain(|n| n != drop);
+        } else {
+            names.push(token.to_string());
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    names.retain(|n| seen.insert(n.clone()));
+    names
+}
+
 fn chosen(args: &SeenArgs) -> anyhow::Result<Vec<String>> {
-    let names: Vec<String> = match &args.backends {
-        Some(list) => list.iter().map(|s| s.trim().to_string()).collect(),
-        None => BACKENDS
-            .iter()
-            .chain(PEERS)
-            .map(|s| s.to_string())
-            .collect(),
+    let names = match &args.backends {
+        Some(list) => expand(list),
+        None => all_backends(),
     };
+    if names.is_empty() {
+        bail!("--backends names no backend");
+    }
     for name in &names {
         make(name, 1)?; // fail before the long part of the run
     }
@@ -161,4 +187,37 @@ pub fn run(args: SeenArgs) -> anyhow::Result<ExitCode> {
         report::print_table(&rows);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(xs: &[&str]) -> Vec<String> {
+        xs.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn backends_list_expands_all_and_drops() {
+        let got = expand(&strings(&[
+            "all",
+            "-xtrie",
+            "-tst",
+            "bloom-classic",
+            "hash",
+        ]));
+        assert_eq!(got[0], "hash");
+        assert!(!got.contains(&"xtrie".to_string()) && !got.contains(&"tst".to_string()));
+        assert_eq!(got.last().map(String::as_str), Some("bloom-classic"));
+        assert_eq!(got.iter().filter(|n| *n == "hash").count(), 1);
+    }
+
+    #[test]
+    fn unbuilt_backend_is_a_clear_error() {
+        let err = make("compact", 1).err().map(|e| e.to_string());
+        if !BACKENDS.contains(&"compact") {
+            assert!(err.unwrap().contains("not built"));
+        }
+        assert!(make("nonsense", 1).is_err());
+    }
 }
