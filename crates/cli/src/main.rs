@@ -3,8 +3,14 @@
 
 use clap::{Parser, Subcommand};
 
+mod alloc;
+mod bench;
 mod demo;
 mod url_cmd;
+
+/// Counts bytes so `mgz bench` measures memory instead of estimating it.
+#[global_allocator]
+static ALLOC: alloc::Counting = alloc::Counting;
 
 /// MillionGazillion: a crawl frontier that remembers every URL in little memory.
 #[derive(Parser)]
@@ -20,6 +26,8 @@ enum Command {
     Demo(demo::DemoArgs),
     /// Canonicalise URLs or compute SURT keys, one per line.
     Url(url_cmd::UrlArgs),
+    /// Benchmarks: `mgz bench seen` compares the seen-set backends.
+    Bench(bench::BenchArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -27,6 +35,7 @@ fn main() -> std::process::ExitCode {
     let result = match cli.command {
         Command::Demo(args) => demo::run(args),
         Command::Url(args) => url_cmd::run(args),
+        Command::Bench(args) => bench::run(args),
     };
     match result {
         Ok(code) => code,
