@@ -1,6 +1,6 @@
 //! Cache-blocked layout: h1 picks one 64-byte block, h2 the k bits inside.
 
-use super::{Hashes, classic_size, estimate, hash, reduce, warn_threshold};
+use super::{Fill, Hashes, classic_size, hash, reduce};
 use crate::{Guarantee, SeenError, SeenSet};
 
 const BLOCK_BITS: u64 = 512;
@@ -14,13 +14,7 @@ struct Block([u64; 8]);
 #[derive(Debug, Clone)]
 pub struct BlockedBloom {
     blocks: Vec<Block>,
-    k: u32,
-    expected: usize,
-    fpr: f64,
-    set_bits: u64,
-    warn_at: u64,
-    warned: bool,
-    len: usize,
+    fill: Fill,
 }
 
 /// Analytic false-positive rate of a blocked filter: a block receiving `c`
@@ -58,25 +52,19 @@ impl BlockedBloom {
         }
         Ok(Self {
             blocks: vec![Block::default(); (m / BLOCK_BITS) as usize],
-            k,
-            expected,
-            fpr,
-            set_bits: 0,
-            warn_at: warn_threshold(m, k, expected),
-            warned: false,
-            len: 0,
+            fill: Fill::new(m, k, expected, fpr),
         })
     }
 
     /// Stops the over-capacity warning (a scalable filter's slices are
     /// replaced, not overfilled, when they reach their count).
     pub(crate) fn silence(&mut self) {
-        self.warned = true;
+        self.fill.warned = true;
     }
 
     /// Number of probes per key.
     pub fn hashes(&self) -> u32 {
-        self.k
+        self.fill.k
     }
 
     /// Number of bits.
@@ -86,12 +74,12 @@ impl BlockedBloom {
 
     /// Seed 003's estimate of the keys inserted (blind to block skew).
     pub fn estimated_len(&self) -> f64 {
-        estimate(self.bits(), self.k, self.set_bits)
+        self.fill.estimated_len()
     }
 
     /// Whether the estimate has passed the expected count (and warned).
     pub fn over_capacity(&self) -> bool {
-        self.warned
+        self.fill.warned
     }
 
     /// The k bit positions inside the block: independent 9-bit slices of
@@ -116,29 +104,16 @@ impl BlockedBloom {
         let idx = reduce(h.h1, self.blocks.len() as u64) as usize;
         let block = &mut self.blocks[idx].0;
         let mut new_bits = 0;
-        for (w, mask) in Self::probes(h, self.k) {
+        for (w, mask) in Self::probes(h, self.fill.k) {
             new_bits += u64::from(block[w] & mask == 0);
             block[w] |= mask;
         }
-        self.set_bits += new_bits;
-        if new_bits == 0 {
-            return false;
-        }
-        self.len += 1;
-        if !self.warned && self.set_bits >= self.warn_at {
-            self.warned = true;
-            tracing::warn!(
-                estimate = self.estimated_len(),
-                expected = self.expected,
-                "bloom filter holds more keys than it was sized for; false-positive rate now above target"
-            );
-        }
-        true
+        self.fill.record(new_bits)
     }
 
     pub(crate) fn contains_hashed(&self, h: Hashes) -> bool {
         let block = &self.blocks[reduce(h.h1, self.blocks.len() as u64) as usize].0;
-        Self::probes(h, self.k).all(|(w, mask)| block[w] & mask != 0)
+        Self::probes(h, self.fill.k).all(|(w, mask)| block[w] & mask != 0)
     }
 }
 
@@ -152,7 +127,7 @@ impl SeenSet for BlockedBloom {
     }
 
     fn len(&self) -> usize {
-        self.len
+        self.fill.len
     }
 
     fn heap_bytes(&self) -> usize {
@@ -160,7 +135,9 @@ impl SeenSet for BlockedBloom {
     }
 
     fn guarantee(&self) -> Guarantee {
-        Guarantee::FalsePositive { rate: self.fpr }
+        Guarantee::FalsePositive {
+            rate: self.fill.fpr,
+        }
     }
 
     fn name(&self) -> &'static str {
