@@ -56,12 +56,6 @@ impl BlockedBloom {
         })
     }
 
-    /// Stops the over-capacity warning (a scalable filter's slices are
-    /// replaced, not overfilled, when they reach their count).
-    pub(crate) fn silence(&mut self) {
-        self.fill.warned = true;
-    }
-
     /// Number of probes per key.
     pub fn hashes(&self) -> u32 {
         self.fill.k

@@ -20,6 +20,12 @@ impl ClassicBloom {
         })
     }
 
+    /// Stops the over-capacity warning (a scalable filter's slices are
+    /// replaced, not overfilled, when they reach their count).
+    pub(crate) fn silence(&mut self) {
+        self.fill.warned = true;
+    }
+
     /// Number of probes per key.
     pub fn hashes(&self) -> u32 {
         self.fill.k
@@ -90,7 +96,7 @@ impl SeenSet for ClassicBloom {
     }
 
     fn name(&self) -> &'static str {
-        "bloom-classic"
+        "bloom"
     }
 }
 
