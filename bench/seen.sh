@@ -11,7 +11,8 @@
 # per URL they would need 10 and 5 GB.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-SHARED=${SHARED:-../shared}
+# shared/ sits beside the clone (CI, main) or two levels up (helper worktrees).
+SHARED=${SHARED:-$( [ -d ../shared ] && echo ../shared || echo ../../shared )}
 OUT=target/bench-seen
 mkdir -p "$OUT"
 cargo build --release -p mgz
