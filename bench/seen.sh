@@ -3,7 +3,7 @@
 # ("Seen-set" section), writes JSON lines to target/bench-seen/, then renders
 # the tables (target/bench-seen/tables.md) and the plot (docs/seen-bytes-per-url.svg).
 #
-#   bash bench/seen.sh            # everything (~20 minutes on the shared 2-core box)
+#   bash bench/seen.sh            # everything (~8 minutes on the shared 2-core box)
 #   QUICK=1 bash bench/seen.sh    # skip the 10M run
 #
 # Backend lists: "all" is every backend built into mgz-seen plus the peers;

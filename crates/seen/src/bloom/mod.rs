@@ -30,7 +30,7 @@
 //! `m` until the analytic rate of the blocked layout is at most `p` (+5 % bits
 //! at p = 1 %). `mgz bench seen --backends bloom-classic,bloom-blocked`
 //! compares the two at equal false-positive rate. Measured at 10M keys
-//! (docs/BENCHMARKS.md): equal insert time, classic lookups 30 % faster
+//! (docs/BENCHMARKS.md): equal insert time, classic lookups 23–30 % faster
 //! (absent keys stop at the first clear bit, ~2 probes, and a present key's
 //! k independent loads overlap), so `bloom` is the classic layout.
 //!
