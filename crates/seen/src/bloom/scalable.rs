@@ -12,6 +12,17 @@
 //! `≤ Σ P0·rⁱ = P0/(1 − r) = p`. Bytes per URL: about 1.44·log2(1/p)/8 plus
 //! one bit per tightening step and up to 2× for the half-empty last slice.
 //! Lookups hash once and probe every slice: O(slices) = O(log(n/n0)).
+//!
+//! ```
+//! use mgz_seen::{SeenSet, bloom::ScalableBloom};
+//! let mut s = ScalableBloom::new(1_000, 0.01).unwrap();
+//! for i in 0..15_000u32 {
+//!     s.insert(&i.to_le_bytes()); // 15x the first slice's count
+//! }
+//! assert!(s.slices() >= 4 && s.fpr_bound() <= 0.01);
+//! let fp = (15_000..65_000u32).filter(|i| s.contains(&i.to_le_bytes())).count();
+//! assert!(fp < 500 + 90, "{fp}"); // p = 1 % of 50,000 lookups, + 4 sd
+//! ```
 
 use super::{ClassicBloom, Hashes, hash};
 use crate::{Guarantee, SeenError, SeenSet};
