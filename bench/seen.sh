@@ -18,10 +18,14 @@ mkdir -p "$OUT"
 cargo build --release -p mgz
 MGZ=target/release/mgz
 
+# Peak RSS and wall time come from GNU time (Debian package `time`) when present.
+TIME=()
+[ -x /usr/bin/time ] && TIME=(/usr/bin/time -v)
+
 run() { # name, then mgz bench seen arguments
     local name=$1; shift
     echo "== $name: mgz bench seen $*" >&2
-    /usr/bin/time -v "$MGZ" bench seen --json "$@" > "$OUT/$name.jsonl" 2> "$OUT/$name.log"
+    "${TIME[@]}" "$MGZ" bench seen --json "$@" > "$OUT/$name.jsonl" 2> "$OUT/$name.log"
     grep -E "Maximum resident|Elapsed" "$OUT/$name.log" >&2 || true
 }
 
