@@ -73,3 +73,24 @@ pub fn peak() -> usize {
 pub fn reset_peak() {
     PEAK.store(live(), Relaxed);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The test binary runs with this allocator installed (it is `main.rs`'s
+    /// `#[global_allocator]`). Other tests allocate concurrently, so the
+    /// check leaves them 16 MiB of slack around a 64 MiB block.
+    #[test]
+    fn counts_a_large_block_and_its_release() {
+        const BIG: usize = 64 << 20;
+        let before = live();
+        reset_peak();
+        let block = std::hint::black_box(vec![1u8; BIG]);
+        let during = live();
+        assert!(during + (16 << 20) >= before + BIG, "{before} -> {during}");
+        assert!(peak() >= during);
+        drop(block);
+        assert!(live() < during - BIG + (16 << 20));
+    }
+}

@@ -79,9 +79,14 @@ pub fn load_file(path: &std::path::Path) -> anyhow::Result<Loaded> {
         keys: KeyArena::default(),
         failed: 0,
     };
-    for line in std::io::BufReader::new(file).lines() {
+    // Bytes, not `lines()`: a line that is not UTF-8 is one failed URL,
+    // not the end of the run.
+    for line in std::io::BufReader::new(file).split(b'\n') {
         let line = line.with_context(|| format!("reading {}", path.display()))?;
-        add(&mut loaded, &line, &policy)?;
+        match std::str::from_utf8(&line) {
+            Ok(text) => add(&mut loaded, text, &policy)?,
+            Err(_) => loaded.failed += 1,
+        }
     }
     loaded.keys.shrink();
     if loaded.keys.len() == 0 {
@@ -111,6 +116,26 @@ pub fn generate(n: usize) -> anyhow::Result<Loaded> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bad_lines_are_counted_and_skipped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("urls.txt");
+        let lines: &[&[u8]] = &[
+            b"https://www.example.com/a\r",
+            b"",
+            b"not a url",
+            b"ftp://example.com/file",
+            b"http://\xff\xfe.example/bad-utf8",
+            b"HTTP://EXAMPLE.com/b?x=1#frag",
+        ];
+        std::fs::write(&path, lines.join(&b'\n')).unwrap();
+        let loaded = load_file(&path).unwrap();
+        assert_eq!(loaded.failed, 3);
+        let keys: Vec<&[u8]> = loaded.keys.iter().collect();
+        assert_eq!(keys, vec![&b"com.example.www/a"[..], b"com.example/b?x=1"]);
+        assert!(load_file(&dir.path().join("missing")).is_err());
+    }
 
     #[test]
     fn arena_round_trips_and_empty_keys() {
