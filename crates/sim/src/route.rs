@@ -96,7 +96,7 @@ fn chain_hop(world: &World, hi: u32, path: &str) -> Option<Resource> {
     if !(c == 1 || c == 3) || m >= c {
         return None;
     }
-    let status = [301, 302, 307, 308][((c + m) % 4) as usize];
+    let status = [301, 302, 307, 308][((c / 3 + m) % 4) as usize];
     let pages = world.hosts[hi as usize].pages;
     let location = if m + 1 < c {
         format!("hop-{}", m + 1)
