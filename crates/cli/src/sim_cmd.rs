@@ -71,6 +71,9 @@ enum SimCommand {
         /// Also fetch the URLs listed in sitemaps announced by robots.txt.
         #[arg(long)]
         follow_sitemaps: bool,
+        /// Leave out pages marked `<meta name="robots" content="noindex">`.
+        #[arg(long)]
+        exclude_noindex: bool,
         #[command(flatten)]
         web: WebArgs,
     },
@@ -82,6 +85,9 @@ enum SimCommand {
         /// Seed of the stream.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Probability that a URL repeats one of the last 4,096.
+        #[arg(long, default_value_t = 0.5)]
+        dup_rate: f64,
     },
 }
 
@@ -106,15 +112,24 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
             max_depth,
             ignore_robots,
             follow_sitemaps,
+            exclude_noindex,
             web,
         } => {
             let sim = Sim::new(&web.config())?;
             let mut opts = TruthOptions::new(max_depth);
             opts.obey_robots = !ignore_robots;
             opts.follow_sitemaps = follow_sitemaps;
+            opts.include_noindex = !exclude_noindex;
             print_lines(sim.truth(&opts))
         }
-        SimCommand::Urls { count, seed } => print_lines(mgz_sim::urls(count, seed)),
+        SimCommand::Urls {
+            count,
+            seed,
+            dup_rate,
+        } => {
+            let stream = mgz_sim::UrlStream::new(seed).with_dup_rate(dup_rate);
+            print_lines(stream.take(usize::try_from(count).unwrap_or(usize::MAX)))
+        }
     }
 }
 

@@ -112,7 +112,11 @@ pub(crate) fn regular_page(world: &World, hi: u32, j: u32) -> Html {
             html.anchors.push(href);
         }
     }
-    extra_links(&sp, &mut rng, &mut html);
+    if !html.oversized {
+        // Oversized pages carry only their tree links, so a crawler that
+        // truncates or drops big bodies loses nothing reachable elsewhere.
+        extra_links(&sp, &mut rng, &mut html);
+    }
     if j == 0 {
         home_links(&sp, &mut rng, &mut html);
     } else if flags >= 90 {

@@ -35,16 +35,19 @@ pub struct TruthOptions {
     pub follow_sitemaps: bool,
     /// The user agent matched against robots.txt groups.
     pub user_agent: String,
+    /// List pages carrying `<meta name="robots" content="noindex">` (they are fetched either way).
+    pub include_noindex: bool,
 }
 
 impl TruthOptions {
-    /// Depth `max_depth`, obeying robots.txt, not following sitemaps, agent `mgz`.
+    /// Depth `max_depth`, obeying robots.txt, not following sitemaps, agent `mgz`, noindex pages listed.
     pub fn new(max_depth: u32) -> Self {
         TruthOptions {
             max_depth,
             obey_robots: true,
             follow_sitemaps: false,
             user_agent: "mgz".to_string(),
+            include_noindex: true,
         }
     }
 }
@@ -150,7 +153,9 @@ impl Walk<'_> {
         }
         match route(self.world, hi, parsed.path(), parsed.query()) {
             Resource::Html(html) => {
-                self.pages.insert(url.as_str().to_string());
+                if self.opts.include_noindex || !html.noindex {
+                    self.pages.insert(url.as_str().to_string());
+                }
                 if html.nofollow || d >= self.opts.max_depth {
                     return;
                 }

@@ -34,7 +34,11 @@ fn fetch_all(addr: SocketAddr, targets: &[(String, String)]) -> usize {
     let mut ok = 0;
     for (host, path) in targets {
         let mut s = TcpStream::connect(addr).unwrap();
-        write!(s, "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n").unwrap();
+        write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
         let mut buf = Vec::new();
         s.read_to_end(&mut buf).unwrap();
         ok += usize::from(buf.starts_with(b"HTTP/1.1 200"));
@@ -53,7 +57,10 @@ fn hundred_thousand_page_web_serves_with_flat_memory() {
         let text = String::from_utf8_lossy(&home.rendered.body).to_string();
         targets.push((host.to_string(), "/".to_string()));
         for href in text.split("href=\"/").skip(1).take(2) {
-            targets.push((host.to_string(), format!("/{}", href.split('"').next().unwrap())));
+            targets.push((
+                host.to_string(),
+                format!("/{}", href.split('"').next().unwrap()),
+            ));
         }
     }
     assert!(targets.len() >= 3_000);
@@ -64,10 +71,17 @@ fn hundred_thousand_page_web_serves_with_flat_memory() {
     let rest = fetch_all(srv.addr(), &targets[600..3_000]);
     std::thread::sleep(std::time::Duration::from_millis(200));
     let after = LIVE.load(Ordering::Relaxed);
-    assert!(warm + rest > 2_000, "most targets are pages: {}", warm + rest);
+    assert!(
+        warm + rest > 2_000,
+        "most targets are pages: {}",
+        warm + rest
+    );
     assert_eq!(srv.requests(), 3_000);
     assert_eq!(srv.log().len(), 500, "the log stays at its cap");
     let growth = after - before;
     eprintln!("live heap: {before} bytes after 600 pages, {after} after 3,000");
-    assert!(growth < 256 * 1024, "live heap grew {growth} bytes over 2,400 pages");
+    assert!(
+        growth < 256 * 1024,
+        "live heap grew {growth} bytes over 2,400 pages"
+    );
 }

@@ -99,6 +99,17 @@ fn every_feature_is_reachable_from_the_seeds() {
 }
 
 #[test]
+fn truth_can_leave_out_noindex_pages() {
+    let sim = sim();
+    let crawl = common::crawl(&sim, 8, true, false);
+    let mut o = opts(8, true, false);
+    o.include_noindex = false;
+    let indexable: Vec<String> = crawl.pages.difference(&crawl.noindex).cloned().collect();
+    assert!(!crawl.noindex.is_empty());
+    assert_eq!(sim.truth(&o), indexable);
+}
+
+#[test]
 fn sitemaps_list_pages_no_link_reaches() {
     let sim = sim();
     let linked = sim.truth(&opts(1_000, false, false));

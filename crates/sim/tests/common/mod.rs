@@ -25,6 +25,8 @@ pub struct Crawl {
     pub features: BTreeSet<String>,
     /// URLs dropped by the trap limits.
     pub cut: Vec<String>,
+    /// Pages that carry meta robots noindex.
+    pub noindex: BTreeSet<String>,
 }
 
 impl Crawl {
@@ -78,7 +80,7 @@ fn decode(resp: &SimResponse, crawl: &mut Crawl) -> String {
     let enc = encoding_rs::Encoding::for_label(label.as_bytes()).unwrap_or(encoding_rs::UTF_8);
     let (text, _, had_errors) = enc.decode(&resp.rendered.body);
     assert!(!had_errors, "body does not decode as {label}");
-    if text.chars().any(|c| !c.is_ascii()) && enc != encoding_rs::UTF_8 {
+    if !text.is_ascii() && enc != encoding_rs::UTF_8 {
         crawl.note("non-ascii text in a non-utf-8 page");
     }
     text.into_owned()
@@ -230,11 +232,12 @@ impl Crawler<'_> {
                     None
                 }
             };
-            if let Some(r) = &robot {
-                if self.sitemaps && d < self.max_depth {
-                    for sm in r.sitemaps.clone() {
-                        self.read_sitemap(&sm, d);
-                    }
+            if let Some(r) = &robot
+                && self.sitemaps
+                && d < self.max_depth
+            {
+                for sm in r.sitemaps.clone() {
+                    self.read_sitemap(&sm, d);
                 }
             }
             self.robots.insert(host.to_string(), robot);
@@ -298,6 +301,9 @@ impl Crawler<'_> {
             self.crawl.note("malformed html");
         }
         let parsed = parse_html(&text);
+        if parsed.meta_robots.contains("noindex") {
+            self.crawl.noindex.insert(url.as_str().to_string());
+        }
         for word in ["noindex", "nofollow"] {
             if parsed.meta_robots.contains(word) {
                 self.crawl.note(&format!("meta {word}"));
