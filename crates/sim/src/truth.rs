@@ -25,7 +25,6 @@ pub const MAX_SEGMENT_REPEATS: usize = 3;
 
 /// How the truth walks the web.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct TruthOptions {
     /// Links followed from a seed (seeds have depth 0; a redirect adds nothing).
     pub max_depth: u32,

@@ -177,3 +177,20 @@ fn bad_requests_get_400_or_404_and_the_server_survives() {
         "server still answers"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn async_start_serves_and_blocking_start_refuses_inside_a_runtime() {
+    let srv = mgz_sim::start(SimConfig::small(5, 20, 400), loopback(), None)
+        .await
+        .unwrap();
+    let addr = srv.addr();
+    let (status, _, body) = tokio::task::spawn_blocking(move || get(addr, "www.site-0.sim", "/"))
+        .await
+        .unwrap();
+    assert_eq!(status, 200);
+    assert!(!body.is_empty());
+    assert_eq!(srv.log().len(), 1);
+    let err = SimServer::start_blocking(SimConfig::small(5, 20, 400), loopback(), None);
+    assert!(matches!(err, Err(mgz_sim::SimError::InsideRuntime)));
+    srv.shutdown();
+}
