@@ -31,11 +31,12 @@ struct WebArgs {
 
 impl WebArgs {
     fn config(&self) -> SimConfig {
-        let mut cfg = SimConfig::default();
-        cfg.seed = self.seed;
-        cfg.hosts = self.hosts;
-        cfg.pages = self.pages;
-        cfg
+        SimConfig {
+            seed: self.seed,
+            hosts: self.hosts,
+            pages: self.pages,
+            ..SimConfig::default()
+        }
     }
 }
 
