@@ -97,6 +97,12 @@ fn request_log_is_exact_under_concurrency() {
     assert_eq!(sent.len(), 320);
     assert_eq!(logged, sent);
     assert_eq!(srv.requests(), 320);
+    assert!(mgz_sim::repeated_requests(&srv.log()).is_empty());
+    assert_eq!(
+        mgz_sim::min_gaps_us(&srv.log()).len(),
+        4,
+        "8 threads over 4 hosts"
+    );
     let per_conn: Vec<u64> = srv
         .log()
         .iter()
