@@ -11,6 +11,7 @@ mod url_cmd;
 /// Counts bytes so `mgz bench` measures memory instead of estimating it.
 #[global_allocator]
 static ALLOC: alloc::Counting = alloc::Counting;
+mod sim_cmd;
 
 /// MillionGazillion: a crawl frontier that remembers every URL in little memory.
 #[derive(Parser)]
@@ -28,6 +29,8 @@ enum Command {
     Url(url_cmd::UrlArgs),
     /// Benchmarks: `mgz bench seen` compares the seen-set backends.
     Bench(bench::BenchArgs),
+    /// The synthetic web: serve it, print its seeds, ground truth or a URL stream.
+    Sim(sim_cmd::SimArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -36,6 +39,7 @@ fn main() -> std::process::ExitCode {
         Command::Demo(args) => demo::run(args),
         Command::Url(args) => url_cmd::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::Sim(args) => sim_cmd::run(args),
     };
     match result {
         Ok(code) => code,
