@@ -6,12 +6,12 @@ use clap::{Parser, Subcommand};
 mod alloc;
 mod bench;
 mod demo;
+mod sim_cmd;
 mod url_cmd;
 
 /// Counts bytes so `mgz bench` measures memory instead of estimating it.
 #[global_allocator]
 static ALLOC: alloc::Counting = alloc::Counting;
-mod sim_cmd;
 
 /// MillionGazillion: a crawl frontier that remembers every URL in little memory.
 #[derive(Parser)]
