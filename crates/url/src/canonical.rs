@@ -206,7 +206,15 @@ fn normalize_host(url: &mut url::Url, policy: &Policy) -> Result<(), UrlError> {
         return Err(UrlError::MissingHost);
     }
     if policy.strip_www {
-        new = strip_www(new);
+        // Repeatedly: `www.www.a.com` must reach its fixed point in one
+        // pass (case found in fuzz testing).
+        loop {
+            let stripped = strip_www(new);
+            if stripped.len() == new.len() {
+                break;
+            }
+            new = stripped;
+        }
     }
     if new.len() != host.len() {
         let new = new.to_string();
