@@ -57,9 +57,14 @@ impl CanonicalUrl {
         normalize_host(&mut url, policy)?;
         // Credentials do not name a different resource, and must never end
         // up in a seen-set or a log; both setters fail only without a host.
-        let _ = url.set_username("");
-        let _ = url.set_password(None);
-        url.set_fragment(None);
+        // (Guarded: each setter re-serialises the URL.)
+        if !url.username().is_empty() || url.password().is_some() {
+            let _ = url.set_username("");
+            let _ = url.set_password(None);
+        }
+        if url.fragment().is_some() {
+            url.set_fragment(None);
+        }
         normalize_path(&mut url, policy);
         normalize_query(&mut url, policy);
         let len = url.as_str().len();
