@@ -274,3 +274,38 @@ fn normalize_query(url: &mut url::Url, policy: &Policy) {
         url.set_query(Some(&q));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prepare_trims_and_drops_tab_newline_only() {
+        assert_eq!(prepare("  http://a/\tb\n ").as_deref(), Ok("http://a/b"));
+        assert_eq!(prepare("\u{0}http://a/").as_deref(), Ok("http://a/"));
+        assert_eq!(
+            prepare(" x\u{1b}y"),
+            Err(UrlError::ControlCharacter {
+                byte: 0x1b,
+                offset: 2
+            })
+        );
+    }
+
+    #[test]
+    fn strip_www_needs_a_dotted_rest() {
+        assert_eq!(strip_www("www.a.com"), "a.com");
+        assert_eq!(strip_www("www07.a.com"), "a.com");
+        assert_eq!(strip_www("www.com"), "www.com");
+        assert_eq!(strip_www("wwwx.a.com"), "wwwx.a.com");
+    }
+
+    #[test]
+    fn idna_failures_on_ascii_hosts_are_host_errors() {
+        assert!(looks_international("b\u{fc}cher.de"));
+        assert!(looks_international("XN--a.com"));
+        assert!(looks_international("t%C3%BC.de"));
+        assert!(!looks_international("host%23.com"));
+        assert_eq!(raw_host("http://u:p@h.com:81/x?y"), "h.com:81");
+    }
+}
