@@ -46,33 +46,18 @@ impl CanonicalUrl {
             None => url::Url::parse(&text),
         };
         let mut url = parsed.map_err(|e| map_parse_error(e, &text))?;
-        match url.scheme() {
-            "http" | "https" => {}
-            other => {
-                return Err(UrlError::UnsupportedScheme {
-                    scheme: other.to_string(),
-                });
-            }
+        if !matches!(url.scheme(), "http" | "https") {
+            let scheme = url.scheme().to_string();
+            return Err(UrlError::UnsupportedScheme { scheme });
         }
         normalize_host(&mut url, policy)?;
-        // Credentials do not name a different resource, and must never end
-        // up in a seen-set or a log; both setters fail only without a host.
-        // (Guarded: each setter re-serialises the URL.)
-        if !url.username().is_empty() || url.password().is_some() {
-            let _ = url.set_username("");
-            let _ = url.set_password(None);
-        }
-        if url.fragment().is_some() {
-            url.set_fragment(None);
-        }
+        drop_userinfo_and_fragment(&mut url);
         normalize_path(&mut url, policy);
         normalize_query(&mut url, policy);
         let len = url.as_str().len();
         if len > policy.max_len {
-            return Err(UrlError::TooLong {
-                len,
-                limit: policy.max_len,
-            });
+            let limit = policy.max_len;
+            return Err(UrlError::TooLong { len, limit });
         }
         Ok(CanonicalUrl { url })
     }
@@ -238,6 +223,19 @@ pub(crate) fn strip_www(host: &str) -> &str {
     match rest.strip_prefix('.') {
         Some(tail) if tail.contains('.') => tail,
         _ => host,
+    }
+}
+
+/// Credentials do not name a different resource, and must never end up in
+/// a seen-set or a log. Guarded because each setter re-serialises the URL;
+/// the setters fail only without a host, which was checked before.
+fn drop_userinfo_and_fragment(url: &mut url::Url) {
+    if !url.username().is_empty() || url.password().is_some() {
+        let _ = url.set_username("");
+        let _ = url.set_password(None);
+    }
+    if url.fragment().is_some() {
+        url.set_fragment(None);
     }
 }
 
