@@ -4,7 +4,12 @@
 //! `mgz_url::CanonicalUrl::key_bytes()`.
 #![warn(missing_docs)]
 
+pub mod compact;
+mod error;
+pub mod fingerprint;
 pub mod hash;
+
+pub use error::SeenError;
 
 /// What a backend promises about its answers.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -1,0 +1,1 @@
+//! `compact`: exact, dynamic, enumerable set (work in progress).
