@@ -2,14 +2,30 @@
 //!
 //! Every backend implements [`SeenSet`]. Keys are opaque bytes, normally
 //! `mgz_url::CanonicalUrl::key_bytes()`.
+//!
+//! | backend | module | guarantee | bytes per URL (10M synthetic) |
+//! |---|---|---|---|
+//! | `hash` | [`hash`] | exact | key + ~40 |
+//! | `xtrie` | [`xtrie`] | exact, plus the seed's to-do list | 32 per new byte |
+//! | `tst` | [`tst`] | exact | 16 per new byte |
+//! | `bloom` | [`bloom`] | false positives <= p | 1.44 log2(1/p) / 8 |
+//! | `fingerprint` | [`fingerprint`] | false positives <= ε (2^-36) | (log2(1/ε) + 2.4) / 8 ≈ 4.8 |
+//! | `compact` | [`compact`] | exact, enumerable | see docs/BENCHMARKS.md |
+//!
+//! Pick one by name with [`backend`]; [`BACKENDS`] lists the names.
 #![warn(missing_docs)]
 
+pub mod bloom;
 pub mod compact;
 mod error;
 pub mod fingerprint;
 pub mod hash;
+mod registry;
+pub mod tst;
+pub mod xtrie;
 
 pub use error::SeenError;
+pub use registry::{BACKENDS, BackendOptions, VARIANTS, backend};
 
 /// What a backend promises about its answers.
 #[derive(Debug, Clone, Copy, PartialEq)]
