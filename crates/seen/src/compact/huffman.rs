@@ -22,7 +22,7 @@ use std::collections::BinaryHeap;
 pub(crate) const MAX_LEN: u32 = 11;
 
 /// Bits the primary decode table resolves; longer codes take the slow path.
-const FAST: u32 = 10;
+const FAST: u32 = 8;
 
 /// A canonical Huffman code over bytes (decoder side, ~1.1 KiB).
 #[derive(Debug, Clone)]
@@ -189,45 +189,36 @@ impl Code {
 impl Encoder {
     /// Appends the code of `byte` to `out`.
     #[inline]
-    pub(crate) fn put(&self, out: &mut BitWriter<'_>, byte: u8) {
-        out.put(
-            u64::from(self.codes[byte as usize]),
-            u32::from(self.lens[byte as usize]),
-        );
+    pub(crate) fn put(&self, w: &mut BitWriter, out: &mut Vec<u8>, byte: u8) {
+        let (code, len) = (self.codes[byte as usize], self.lens[byte as usize]);
+        w.put(out, u64::from(code), u32::from(len));
     }
 }
 
-/// LSB-first bit writer appending to a byte vector.
-pub(crate) struct BitWriter<'a> {
-    out: &'a mut Vec<u8>,
+/// LSB-first bit accumulator; the caller passes the output vector.
+#[derive(Debug, Default)]
+pub(crate) struct BitWriter {
     acc: u64,
     bits: u32,
 }
 
-impl<'a> BitWriter<'a> {
-    pub(crate) fn new(out: &'a mut Vec<u8>) -> Self {
-        Self {
-            out,
-            acc: 0,
-            bits: 0,
-        }
-    }
-
+impl BitWriter {
     #[inline]
-    fn put(&mut self, code: u64, len: u32) {
+    fn put(&mut self, out: &mut Vec<u8>, code: u64, len: u32) {
         self.acc |= code << self.bits;
         self.bits += len;
         if self.bits >= 32 {
-            self.out.extend_from_slice(&(self.acc as u32).to_le_bytes());
+            out.extend_from_slice(&(self.acc as u32).to_le_bytes());
             self.acc >>= 32;
             self.bits -= 32;
         }
     }
 
-    /// Flushes the last partial byte (zero padded).
-    pub(crate) fn finish(self) {
+    /// Flushes the last partial byte (zero padded) and starts afresh.
+    pub(crate) fn finish(&mut self, out: &mut Vec<u8>) {
         let bytes = self.bits.div_ceil(8) as usize;
-        self.out.extend_from_slice(&self.acc.to_le_bytes()[..bytes]);
+        out.extend_from_slice(&self.acc.to_le_bytes()[..bytes]);
+        *self = Self::default();
     }
 }
 
@@ -291,9 +282,9 @@ mod tests {
         let code = Code::from_freqs(freqs);
         let enc = code.encoder();
         let mut out = Vec::new();
-        let mut w = BitWriter::new(&mut out);
-        data.iter().for_each(|&b| enc.put(&mut w, b));
-        w.finish();
+        let mut w = BitWriter::default();
+        data.iter().for_each(|&b| enc.put(&mut w, &mut out, b));
+        w.finish(&mut out);
         let mut r = BitReader::new(&out);
         let back: Vec<u8> = (0..data.len()).map(|_| code.get(&mut r)).collect();
         assert_eq!(back, data);

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! CompactSet
-//! ├─ buffer: KeyBuffer (arena + hash table), <= clamp(len/64, 256, 65536) keys
+//! ├─ buffer: KeyBuffer (arena + hash table), <= clamp(len/128, 256, 65536) keys
 //! │     │ full: sort, count bytes, build a Huffman code, freeze
 //! │     ▼
 //! └─ runs (oldest, largest first): [run][run][run]…   each a Run:
@@ -41,8 +41,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use crate::{Guarantee, SeenSet};
 use buffer::KeyBuffer;
-use huffman::Code;
-use run::{Run, RunBuilder, RunCursor};
+use run::{Codes, Run, RunBuilder, RunCursor};
 
 /// Fewest keys a full buffer holds before it is frozen.
 const MIN_BUFFER: usize = 256;
@@ -51,7 +50,7 @@ const MAX_BUFFER: usize = 65_536;
 /// Most bytes of keys the buffer holds (64 KiB keys fill it quickly).
 const MAX_BUFFER_BYTES: usize = 32 << 20;
 /// Runs per tier before they merge; tiers grow by this factor.
-const TIER: usize = 8;
+const TIER: usize = 4;
 /// Runs stay below 4 GiB of blocks (u32 offsets); bigger merges are skipped.
 const MAX_RUN_KEYS: usize = 1 << 27;
 
@@ -90,7 +89,7 @@ impl CompactSet {
     }
 
     fn buffer_cap(&self) -> usize {
-        (self.len / 64).clamp(MIN_BUFFER, MAX_BUFFER)
+        (self.len / 128).clamp(MIN_BUFFER, MAX_BUFFER)
     }
 
     /// Freezes the buffer into a run and merges runs as the tiers require.
@@ -99,8 +98,8 @@ impl CompactSet {
             return;
         }
         let keys = self.buffer.sorted();
-        let code = Code::from_freqs(&run::histogram(keys.iter().copied()));
-        let mut b = RunBuilder::new(keys.len(), code);
+        let codes = Codes::from_histograms(&run::histogram(keys.iter().copied()));
+        let mut b = RunBuilder::new(keys.len(), codes);
         keys.iter().for_each(|k| b.push(k));
         let run = b.finish();
         self.buffer.clear();
@@ -144,6 +143,19 @@ impl CompactSet {
         }
     }
 
+    /// Heap bytes by part, for tuning: buffer, Huffman codes, filters,
+    /// index, offsets, blocks.
+    #[doc(hidden)]
+    pub fn space_parts(&self) -> [usize; 6] {
+        let mut parts = [self.buffer.heap_bytes(), 0, 0, 0, 0, 0];
+        for r in &self.runs {
+            for (p, b) in parts[1..].iter_mut().zip(r.parts()) {
+                *p += b;
+            }
+        }
+        parts
+    }
+
     #[cfg(test)]
     fn run_lens(&self) -> Vec<usize> {
         self.runs.iter().map(Run::len).collect()
@@ -152,11 +164,10 @@ impl CompactSet {
 
 /// The disjoint union of `runs` as one run, coded with their pooled histogram.
 fn merge(runs: &[Run]) -> Run {
-    let mut freqs = [0u64; 256];
-    runs.iter()
-        .for_each(|r| r.code().add_estimate(r.symbols(), &mut freqs));
+    let mut h = [[0u64; 256]; 2];
+    runs.iter().for_each(|r| r.add_estimate(&mut h));
     let total = runs.iter().map(Run::len).sum();
-    let mut b = RunBuilder::new(total, Code::from_freqs(&freqs));
+    let mut b = RunBuilder::new(total, Codes::from_histograms(&h));
     let mut cursors: Vec<RunCursor<'_>> = runs.iter().map(Run::cursor).collect();
     let mut live: Vec<bool> = cursors.iter_mut().map(RunCursor::advance).collect();
     while let Some(i) = smallest(&cursors, &live, None) {
