@@ -33,6 +33,7 @@
 //! each run whose filter says yes (~1% of runs for an absent key).
 
 mod buffer;
+mod dict;
 mod filter;
 mod huffman;
 mod run;
@@ -41,7 +42,8 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use crate::{Guarantee, SeenSet};
 use buffer::KeyBuffer;
-use run::{Codes, Run, RunBuilder, RunCursor};
+use dict::Dict;
+use run::{Codes, Run, RunBuilder, RunCursor, empty_histograms};
 
 /// Fewest keys a full buffer holds before it is frozen.
 const MIN_BUFFER: usize = 256;
@@ -53,6 +55,8 @@ const MAX_BUFFER_BYTES: usize = 32 << 20;
 const TIER: usize = 4;
 /// Runs stay below 4 GiB of blocks (u32 offsets); bigger merges are skipped.
 const MAX_RUN_KEYS: usize = 1 << 27;
+/// Keys the word dictionary learns from (it is trained once, then fixed).
+const TRAIN_KEYS: usize = 4096;
 
 /// Exact set of byte keys, stored compressed; see the module docs.
 ///
@@ -75,8 +79,13 @@ const MAX_RUN_KEYS: usize = 1 << 27;
 pub struct CompactSet {
     buffer: KeyBuffer,
     runs: Vec<Run>,
+    /// Trained once, at the first freeze of at least `TRAIN_KEYS` keys.
+    dict: Option<Dict>,
     len: usize,
 }
+
+/// The dictionary of runs frozen before training: no words, all literal.
+static EMPTY: Dict = Dict::EMPTY;
 
 fn tier(len: usize) -> u32 {
     (len / MIN_BUFFER).max(1).ilog(TIER)
@@ -97,16 +106,24 @@ impl CompactSet {
         if self.buffer.is_empty() {
             return;
         }
+        if self.dict.is_none() && self.len >= TRAIN_KEYS {
+            // Once: learn words from every key so far (a few thousand).
+            let all: Vec<Vec<u8>> = self.iter().collect();
+            let refs: Vec<&[u8]> = all.iter().map(Vec::as_slice).collect();
+            self.dict = Some(Dict::train(run::suffixes(&refs)));
+        }
         let keys = self.buffer.sorted();
-        let codes = Codes::from_histograms(&run::histogram(keys.iter().copied()));
-        let mut b = RunBuilder::new(keys.len(), codes);
+        let dict = self.dict.as_ref().unwrap_or(&EMPTY);
+        let codes = Codes::from_histograms(&run::histogram(keys.iter().copied(), dict), keys.len());
+        let mut b = RunBuilder::new(keys.len(), codes, dict);
         keys.iter().for_each(|k| b.push(k));
         let run = b.finish();
         self.buffer.clear();
         self.runs.push(run);
         while let Some(from) = self.merge_start() {
             let tail = self.runs.split_off(from);
-            self.runs.push(merge(&tail));
+            self.runs
+                .push(merge(&tail, self.dict.as_ref().unwrap_or(&EMPTY)));
         }
     }
 
@@ -131,9 +148,15 @@ impl CompactSet {
         (total <= MAX_RUN_KEYS).then_some(from)
     }
 
+    fn contains_hashed(&self, key: &[u8], hash: u64) -> bool {
+        let dict = self.dict.as_ref().unwrap_or(&EMPTY);
+        self.buffer.contains(key, hash) || self.runs.iter().any(|r| r.contains(key, hash, dict))
+    }
+
     /// Every key, in increasing byte order.
     pub fn iter(&self) -> Iter<'_> {
-        let mut cursors: Vec<RunCursor<'_>> = self.runs.iter().map(Run::cursor).collect();
+        let dict = self.dict.as_ref().unwrap_or(&EMPTY);
+        let mut cursors: Vec<RunCursor<'_>> = self.runs.iter().map(|r| r.cursor(dict)).collect();
         let live = cursors.iter_mut().map(RunCursor::advance).collect();
         Iter {
             cursors,
@@ -163,12 +186,12 @@ impl CompactSet {
 }
 
 /// The disjoint union of `runs` as one run, coded with their pooled histogram.
-fn merge(runs: &[Run]) -> Run {
-    let mut h = [[0u64; 256]; 2];
+fn merge(runs: &[Run], dict: &Dict) -> Run {
+    let mut h = empty_histograms();
     runs.iter().for_each(|r| r.add_estimate(&mut h));
     let total = runs.iter().map(Run::len).sum();
-    let mut b = RunBuilder::new(total, Codes::from_histograms(&h));
-    let mut cursors: Vec<RunCursor<'_>> = runs.iter().map(Run::cursor).collect();
+    let mut b = RunBuilder::new(total, Codes::from_histograms(&h, total), dict);
+    let mut cursors: Vec<RunCursor<'_>> = runs.iter().map(|r| r.cursor(dict)).collect();
     let mut live: Vec<bool> = cursors.iter_mut().map(RunCursor::advance).collect();
     while let Some(i) = smallest(&cursors, &live, None) {
         b.push(cursors[i].key());
@@ -219,7 +242,7 @@ impl Iterator for Iter<'_> {
 impl SeenSet for CompactSet {
     fn insert(&mut self, key: &[u8]) -> bool {
         let hash = xxh3_64(key);
-        if self.buffer.contains(key, hash) || self.runs.iter().any(|r| r.contains(key, hash)) {
+        if self.contains_hashed(key, hash) {
             return false;
         }
         self.buffer.insert_new(key, hash);
@@ -231,8 +254,7 @@ impl SeenSet for CompactSet {
     }
 
     fn contains(&self, key: &[u8]) -> bool {
-        let hash = xxh3_64(key);
-        self.buffer.contains(key, hash) || self.runs.iter().any(|r| r.contains(key, hash))
+        self.contains_hashed(key, xxh3_64(key))
     }
 
     fn len(&self) -> usize {
@@ -241,7 +263,8 @@ impl SeenSet for CompactSet {
 
     fn heap_bytes(&self) -> usize {
         let runs: usize = self.runs.iter().map(Run::heap_bytes).sum();
-        self.buffer.heap_bytes() + runs + self.runs.capacity() * std::mem::size_of::<Run>()
+        let dict = self.dict.as_ref().map_or(0, Dict::heap_bytes);
+        dict + self.buffer.heap_bytes() + runs + self.runs.capacity() * std::mem::size_of::<Run>()
     }
 
     fn guarantee(&self) -> Guarantee {

@@ -30,8 +30,10 @@ use std::cmp::Ordering;
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::buffer::{read_varint, write_varint};
+use super::dict::{Dict, MAX_WORDS, tokenize};
 use super::filter::BlockFilter;
 use super::huffman::{BitReader, BitWriter, Code, Encoder};
+use std::collections::HashMap;
 
 /// A run's two Huffman codes: one for the lcp/length varint bytes, one for
 /// suffix bytes (their statistics differ: small numbers against URL text).
@@ -41,11 +43,18 @@ pub(crate) struct Codes {
     pub(crate) text: Code,
 }
 
-/// Byte histograms of the two streams: `[num, text]`.
-pub(crate) type Histograms = [[u64; 256]; 2];
+/// Symbol histograms of the two streams: `[num (256), text (256 + MAX_WORDS)]`.
+pub(crate) type Histograms = [Vec<u64>; 2];
+
+/// Empty histograms of the right sizes.
+pub(crate) fn empty_histograms() -> Histograms {
+    [vec![0; 256], vec![0; 256 + MAX_WORDS]]
+}
 
 /// Keys per block.
 pub(crate) const BLOCK: usize = 32;
+/// Runs with fewer keys decode without primary tables.
+const FAST_TABLE_KEYS: usize = 4096;
 /// Blocks per index group.
 const GROUP: usize = 16;
 
@@ -75,9 +84,10 @@ fn front_code(out: &mut Vec<u8>, prev: &[u8], key: &[u8]) {
     out.extend_from_slice(&key[shared..]);
 }
 
-/// Byte histograms of the block streams a run of `keys` (sorted) would code.
-pub(crate) fn histogram<'a>(keys: impl IntoIterator<Item = &'a [u8]>) -> Histograms {
-    let mut h = [[0u64; 256]; 2];
+/// Symbol histograms of the block streams a run of `keys` (sorted) would code.
+pub(crate) fn histogram<'a>(keys: impl IntoIterator<Item = &'a [u8]>, dict: &Dict) -> Histograms {
+    let tokens = dict.tokens();
+    let mut h = empty_histograms();
     let (mut prev, mut num): (&[u8], Vec<u8>) = (&[], Vec::new());
     for (i, key) in keys.into_iter().enumerate() {
         if !i.is_multiple_of(BLOCK) {
@@ -86,18 +96,29 @@ pub(crate) fn histogram<'a>(keys: impl IntoIterator<Item = &'a [u8]>) -> Histogr
             write_varint(&mut num, shared);
             write_varint(&mut num, key.len() - shared);
             num.iter().for_each(|&b| h[0][b as usize] += 1);
-            key[shared..].iter().for_each(|&b| h[1][b as usize] += 1);
+            tokenize(&key[shared..], &tokens, |t| h[1][t as usize] += 1);
         }
         prev = key;
     }
     h
 }
 
+/// The suffixes a run of `keys` (sorted) would code: what a dictionary learns from.
+pub(crate) fn suffixes<'a>(keys: &'a [&'a [u8]]) -> impl Iterator<Item = &'a [u8]> + 'a {
+    keys.iter().enumerate().map(|(i, key)| {
+        let prev: &[u8] = if i == 0 { &[] } else { keys[i - 1] };
+        &key[lcp(prev, key)..]
+    })
+}
+
 impl Codes {
-    pub(crate) fn from_histograms(h: &Histograms) -> Self {
+    /// Codes for histograms `h` of a run of `keys` keys (small runs skip
+    /// the fast decode tables: 1 KiB that would cost more than it saves).
+    pub(crate) fn from_histograms(h: &Histograms, keys: usize) -> Self {
+        let fast = keys >= FAST_TABLE_KEYS;
         Self {
-            num: Code::from_freqs(&h[0]),
-            text: Code::from_freqs(&h[1]),
+            num: Code::from_freqs(&h[0], fast),
+            text: Code::from_freqs(&h[1], fast),
         }
     }
 
@@ -107,8 +128,9 @@ impl Codes {
 }
 
 /// Builds a [`Run`] from exactly `len` keys pushed in increasing order.
-pub(crate) struct RunBuilder {
+pub(crate) struct RunBuilder<'d> {
     run: Run,
+    tokens: HashMap<&'d [u8], u16>,
     enc: [Encoder; 2],
     bits: BitWriter,
     pushed: usize,
@@ -117,8 +139,8 @@ pub(crate) struct RunBuilder {
     num: Vec<u8>,
 }
 
-impl RunBuilder {
-    pub(crate) fn new(len: usize, codes: Codes) -> Self {
+impl<'d> RunBuilder<'d> {
+    pub(crate) fn new(len: usize, codes: Codes, dict: &'d Dict) -> Self {
         let enc = [codes.num.encoder(), codes.text.encoder()];
         let run = Run {
             len,
@@ -134,6 +156,7 @@ impl RunBuilder {
         let (prev, prev_first, num) = (Vec::new(), Vec::new(), Vec::new());
         Self {
             run,
+            tokens: dict.tokens(),
             enc,
             bits,
             pushed: 0,
@@ -165,13 +188,16 @@ impl RunBuilder {
         write_varint(&mut self.num, key.len() - shared);
         let out = &mut self.run.blocks;
         for &b in &self.num {
-            self.enc[0].put(&mut self.bits, out, b);
+            self.enc[0].put(&mut self.bits, out, u16::from(b));
         }
-        for &b in &key[shared..] {
-            self.enc[1].put(&mut self.bits, out, b);
-        }
+        let (enc, bits) = (&self.enc[1], &mut self.bits);
+        let mut text_symbols = 0;
+        tokenize(&key[shared..], &self.tokens, |t| {
+            enc.put(bits, out, t);
+            text_symbols += 1;
+        });
         self.run.symbols[0] += self.num.len() as u64;
-        self.run.symbols[1] += (key.len() - shared) as u64;
+        self.run.symbols[1] += text_symbols;
     }
 
     fn start_block(&mut self, key: &[u8]) {
@@ -239,16 +265,34 @@ impl ByteSource for Plain<'_> {
     }
 }
 
-struct Coded<'a>(&'a Codes, BitReader<'a>);
+struct Coded<'a>(&'a Codes, BitReader<'a>, &'a Dict);
 
 impl ByteSource for Coded<'_> {
     #[inline]
     fn byte(&mut self) -> u8 {
-        self.0.text.get(&mut self.1)
+        self.0.text.get(&mut self.1) as u8
     }
     #[inline]
     fn num_byte(&mut self) -> u8 {
-        self.0.num.get(&mut self.1)
+        self.0.num.get(&mut self.1) as u8
+    }
+    /// Text symbols are bytes or dictionary words, until the length is reached.
+    #[inline]
+    fn next_key(&mut self, cur: &mut Vec<u8>) {
+        let shared = self.varint();
+        let end = shared + self.varint();
+        cur.truncate(shared);
+        cur.reserve(end - shared);
+        while cur.len() < end {
+            match self.0.text.get(&mut self.1) {
+                s @ 0..=255 => cur.push(s as u8),
+                t => match self.2.len() > usize::from(t - 256) {
+                    true => cur.extend_from_slice(self.2.word(usize::from(t - 256))),
+                    // Only a corrupt stream names a missing word; stop there.
+                    false => return,
+                },
+            }
+        }
     }
 }
 
@@ -274,9 +318,9 @@ impl Run {
         &self.index[pos..pos + len]
     }
 
-    fn block_reader(&self, b: usize) -> Coded<'_> {
+    fn block_reader<'a>(&'a self, b: usize, dict: &'a Dict) -> Coded<'a> {
         let bytes = &self.blocks[self.block_offs[b] as usize..self.block_offs[b + 1] as usize];
-        Coded(&self.codes, BitReader::new(bytes))
+        Coded(&self.codes, BitReader::new(bytes), dict)
     }
 
     fn keys_in_block(&self, b: usize) -> usize {
@@ -304,14 +348,14 @@ impl Run {
     }
 
     /// Whether `key` (with xxh3 `hash`) is in the run.
-    pub(crate) fn contains(&self, key: &[u8], hash: u64) -> bool {
+    pub(crate) fn contains(&self, key: &[u8], hash: u64, dict: &Dict) -> bool {
         if !self.filter.may_contain(hash) {
             return false;
         }
         let Some((b, mut cur)) = self.find_block(key) else {
             return false;
         };
-        let mut src = self.block_reader(b);
+        let mut src = self.block_reader(b, dict);
         for i in 0..self.keys_in_block(b) {
             if i > 0 {
                 src.next_key(&mut cur);
@@ -345,9 +389,10 @@ impl Run {
     }
 
     /// A cursor over the keys in increasing order.
-    pub(crate) fn cursor(&self) -> RunCursor<'_> {
+    pub(crate) fn cursor<'a>(&'a self, dict: &'a Dict) -> RunCursor<'a> {
         RunCursor {
             run: self,
+            dict,
             next: 0,
             index: Plain(&self.index, 0),
             first: Vec::new(),
@@ -370,6 +415,7 @@ fn partition(n: usize, pred: impl Fn(usize) -> bool) -> usize {
 /// Sequential decoder over a [`Run`].
 pub(crate) struct RunCursor<'a> {
     run: &'a Run,
+    dict: &'a Dict,
     next: usize,
     index: Plain<'a>,
     first: Vec<u8>,
@@ -390,7 +436,7 @@ impl RunCursor<'_> {
             }
             self.index.next_key(&mut self.first);
             self.cur.clone_from(&self.first);
-            self.block = Some(self.run.block_reader(b));
+            self.block = Some(self.run.block_reader(b, self.dict));
         } else if let Some(src) = self.block.as_mut() {
             src.next_key(&mut self.cur);
         }
