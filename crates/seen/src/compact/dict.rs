@@ -16,6 +16,11 @@
 
 use std::collections::HashMap;
 
+use xxhash_rust::xxh3::Xxh3DefaultBuilder;
+
+/// Word -> token symbol, hashed with xxh3 (SipHash was a tenth of insert time).
+pub(crate) type Tokens<'a> = HashMap<&'a [u8], u16, Xxh3DefaultBuilder>;
+
 /// Words in a dictionary (text alphabet = 256 bytes + this many tokens).
 pub(crate) const MAX_WORDS: usize = 256;
 const MIN_WORD: usize = 3;
@@ -93,7 +98,7 @@ impl Dict {
     }
 
     /// The encoder's view: word -> token symbol.
-    pub(crate) fn tokens(&self) -> HashMap<&[u8], u16> {
+    pub(crate) fn tokens(&self) -> Tokens<'_> {
         (0..self.len())
             .map(|i| (self.word(i), 256 + i as u16))
             .collect()
@@ -105,9 +110,10 @@ impl Dict {
 }
 
 /// Calls `emit` with the text symbols of `text` under `tokens`.
-pub(crate) fn tokenize(text: &[u8], tokens: &HashMap<&[u8], u16>, mut emit: impl FnMut(u16)) {
+pub(crate) fn tokenize(text: &[u8], tokens: &Tokens<'_>, mut emit: impl FnMut(u16)) {
     let mut done = 0;
-    for (a, b) in letter_runs(text) {
+    let sizes = MIN_WORD..=MAX_WORD;
+    for (a, b) in letter_runs(text).filter(|(a, b)| sizes.contains(&(b - a))) {
         if let Some(&t) = tokens.get(&text[a..b]) {
             text[done..a].iter().for_each(|&x| emit(u16::from(x)));
             emit(t);

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! lens  : [u8; 256]            code length of every byte (1..=MAX_LEN; all bytes coded)
-//! primary: [u16; 2^8]          next 8 stream bits -> (symbol << 4) | length, 0 if longer
+//! primary: [u16; 2^10]         next 10 stream bits -> (symbol << 4) | length, 0 if longer
 //! slow   : canonical first code / count / offset per length, for 9..=MAX_LEN bit codes
 //! stream: LSB-first bits; a symbol's code is stored bit-reversed so the
 //!         decoder can index `table` with the low bits of its buffer
@@ -14,7 +14,7 @@
 //! Cost: encoding is one table lookup per symbol, decoding too for codes up
 //! to 8 bits (the frequent symbols), a few steps more for rarer ones. Small
 //! runs skip the primary table and always take the slow path. Memory: 2
-//! bytes per symbol plus 512 bytes of primary table.
+//! bytes per symbol plus 2 KiB of primary table in big runs.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -23,7 +23,7 @@ use std::collections::BinaryHeap;
 pub(crate) const MAX_LEN: u32 = 12;
 
 /// Bits the primary decode table resolves; longer codes take the slow path.
-const FAST: u32 = 8;
+const FAST: u32 = 10;
 
 /// A canonical Huffman code over symbols `0..n` (n = 256 or 512).
 #[derive(Debug, Clone)]
@@ -104,7 +104,7 @@ fn reversed(code: u32, len: u8) -> u32 {
 
 impl Code {
     /// The code for a symbol histogram (its length is the alphabet size);
-    /// `fast` builds the 512-byte primary decode table.
+    /// `fast` builds the 2 KiB primary decode table.
     pub(crate) fn from_freqs(freqs: &[u64], fast: bool) -> Self {
         let lens = lengths(freqs);
         let (codes, sorted) = canonical(&lens);
@@ -181,14 +181,21 @@ impl Code {
         self.slow_get(input)
     }
 
-    /// Canonical decoding one bit at a time, for codes longer than FAST.
+    /// Canonical decoding without the primary table: the code of length
+    /// `len` is the `len`-bit prefix of the stream read MSB-first, and the
+    /// right length is the first whose prefix falls below that length's
+    /// last code + 1 (canonical codes of one length are consecutive).
     fn slow_get(&self, input: &mut BitReader<'_>) -> u16 {
-        let bits = input.peek(MAX_LEN);
-        let mut code = 0u32;
+        let bits = input.peek(MAX_LEN) as u32;
+        let msb_first = bits.reverse_bits() >> (32 - MAX_LEN);
         for len in 1..=MAX_LEN as usize {
-            code = code << 1 | ((bits >> (len - 1)) & 1) as u32;
-            let delta = code.wrapping_sub(u32::from(self.first[len]));
-            if self.count[len] > 0 && delta < u32::from(self.count[len]) {
+            let count = u32::from(self.count[len]);
+            if count == 0 {
+                continue;
+            }
+            let delta =
+                (msb_first >> (MAX_LEN as usize - len)).wrapping_sub(u32::from(self.first[len]));
+            if delta < count {
                 input.consume(len as u32);
                 return self.sorted[usize::from(self.offset[len]) + delta as usize];
             }

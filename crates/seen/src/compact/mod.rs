@@ -5,32 +5,41 @@
 //! ```text
 //! CompactSet
 //! ├─ buffer: KeyBuffer (arena + hash table), <= clamp(len/128, 256, 65536) keys
-//! │     │ full: sort, count bytes, build a Huffman code, freeze
+//! │     │ full: sort, count symbols, build two Huffman codes, freeze
 //! │     ▼
-//! └─ runs (oldest, largest first): [run][run][run]…   each a Run:
-//!       filter (10 bits/key) · index of block first keys · blocks of 32
-//!       front-coded keys, Huffman-coded with the run's own code
+//! ├─ runs (oldest, largest first): [run][run][run]…   each a Run:
+//! │     filter (10 bits/key) · index of block first keys · blocks of 32
+//! │     front-coded keys; varints and suffix text Huffman-coded per run
+//! └─ dict: up to 256 frequent words, learned once from the first 4096 keys;
+//!       a whole-word letter run in a suffix is one text symbol (256 + id)
 //! ```
 //!
 //! Keys are `key_bytes()` (reversed host first), so sorting groups a host's
 //! URLs and front coding stores each shared host and path prefix once per
-//! block; the Huffman code squeezes what remains (mostly path tails).
+//! block; the dictionary and the Huffman codes squeeze what remains.
 //!
 //! Invariants: a key lives in exactly one place (buffer or one run), since
 //! `insert` checks everything first; so runs are disjoint and a merge is a
-//! union of known size. Runs are merged size-tiered: a run's tier is
-//! `⌊log4(len / 256)⌋`; once four runs share the newest tier they merge
-//! (a streaming k-way merge over their decoders), and a run never stays
-//! behind a bigger newer one. So at most 3 runs per tier, and every key is
-//! rewritten about `log4(n / buffer)` times.
+//! union of known size. The dictionary never changes once trained, so every
+//! run stays decodable (runs frozen before it have no word symbols). Runs
+//! are merged size-tiered: a run's tier is `⌊log8(len / 256)⌋`; once eight
+//! runs share the newest tier they merge (a streaming k-way merge over their
+//! decoders, coded with their pooled estimated histograms), and an older run
+//! of a lower tier than the newest joins it. So at most 7 runs per tier, and
+//! every key is rewritten about `log8(n / buffer)` times (measured 2.8 times
+//! per key at 300K keys).
 //!
-//! Bytes per key ≈ 0.6 × (2 + front-coded suffix) + (suffix + 6) / 32 + 1.25
-//! (filter) + buffer share (<= ~1/64 of the keys at ~10 bytes more than
-//! their length) + ~1.2 KiB per run. On the wiki sample that is ≈ 11 bytes.
+//! Bytes per key (measured parts, 300K synthetic keys / 10K Wikipedia URLs):
+//! blocks (Huffman of lcp, length, suffix) 8.7 / 9.4, filter 1.25, index
+//! (first keys, front-coded, uncoded) 1.0 / 0.6, block offsets 0.13, buffer
+//! 0.25 / 0.1, codes ~2.5 KiB per run, dictionary ~3 KiB.
+//! [`CompactSet::space_parts`] reports them.
 //!
 //! Cost: `insert`/`contains` hash once (xxh3), probe the buffer, probe each
 //! run's filter (one cache line), and decode at most one block (32 keys) in
-//! each run whose filter says yes (~1% of runs for an absent key).
+//! each run whose filter says yes (~1% of runs for an absent key, the owning
+//! run for a present one). Inserts also pay the merges: each key is decoded
+//! and re-encoded a few times. This is the slow part: see docs/BENCHMARKS.md.
 
 mod buffer;
 mod dict;
@@ -52,7 +61,7 @@ const MAX_BUFFER: usize = 65_536;
 /// Most bytes of keys the buffer holds (64 KiB keys fill it quickly).
 const MAX_BUFFER_BYTES: usize = 32 << 20;
 /// Runs per tier before they merge; tiers grow by this factor.
-const TIER: usize = 4;
+const TIER: usize = 8;
 /// Runs stay below 4 GiB of blocks (u32 offsets); bigger merges are skipped.
 const MAX_RUN_KEYS: usize = 1 << 27;
 /// Keys the word dictionary learns from (it is trained once, then fixed).
@@ -139,7 +148,7 @@ impl CompactSet {
             .count();
         let from = if same >= TIER {
             n - same
-        } else if n >= 2 && self.runs[n - 2].len() < self.runs[n - 1].len() {
+        } else if n >= 2 && tier(self.runs[n - 2].len()) < newest {
             n - 2
         } else {
             return None;

@@ -30,10 +30,9 @@ use std::cmp::Ordering;
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::buffer::{read_varint, write_varint};
-use super::dict::{Dict, MAX_WORDS, tokenize};
+use super::dict::{Dict, MAX_WORDS, Tokens, tokenize};
 use super::filter::BlockFilter;
 use super::huffman::{BitReader, BitWriter, Code, Encoder};
-use std::collections::HashMap;
 
 /// A run's two Huffman codes: one for the lcp/length varint bytes, one for
 /// suffix bytes (their statistics differ: small numbers against URL text).
@@ -54,7 +53,7 @@ pub(crate) fn empty_histograms() -> Histograms {
 /// Keys per block.
 pub(crate) const BLOCK: usize = 32;
 /// Runs with fewer keys decode without primary tables.
-const FAST_TABLE_KEYS: usize = 4096;
+const FAST_TABLE_KEYS: usize = 16_384;
 /// Blocks per index group.
 const GROUP: usize = 16;
 
@@ -113,7 +112,7 @@ pub(crate) fn suffixes<'a>(keys: &'a [&'a [u8]]) -> impl Iterator<Item = &'a [u8
 
 impl Codes {
     /// Codes for histograms `h` of a run of `keys` keys (small runs skip
-    /// the fast decode tables: 1 KiB that would cost more than it saves).
+    /// the fast decode tables: 4 KiB that would cost more than it saves).
     pub(crate) fn from_histograms(h: &Histograms, keys: usize) -> Self {
         let fast = keys >= FAST_TABLE_KEYS;
         Self {
@@ -130,7 +129,7 @@ impl Codes {
 /// Builds a [`Run`] from exactly `len` keys pushed in increasing order.
 pub(crate) struct RunBuilder<'d> {
     run: Run,
-    tokens: HashMap<&'d [u8], u16>,
+    tokens: Tokens<'d>,
     enc: [Encoder; 2],
     bits: BitWriter,
     pushed: usize,
