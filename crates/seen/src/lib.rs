@@ -3,7 +3,7 @@
 //! Every backend implements [`SeenSet`]. Keys are opaque bytes, normally
 //! `mgz_url::CanonicalUrl::key_bytes()`.
 //!
-//! | backend | module | guarantee | bytes per URL (10M synthetic) |
+//! | backend | module | guarantee | bytes per URL (formula) |
 //! |---|---|---|---|
 //! | `hash` | [`hash`] | exact | key + ~40 |
 //! | `xtrie` | [`xtrie`] | exact, plus the seed's to-do list | 32 per new byte |

@@ -3,6 +3,7 @@
 
 use std::process::ExitCode;
 
+mod clock;
 pub mod r#gen;
 mod keys;
 mod peers;
