@@ -78,7 +78,7 @@ fn empty_set() {
 #[test]
 fn tiers_bound_the_number_of_runs() {
     let mut set = CompactSet::new();
-    for i in 0..200_000u64 {
+    for i in 0..100_000u64 {
         set.insert(&i.to_be_bytes());
     }
     let lens = set.run_lens();
