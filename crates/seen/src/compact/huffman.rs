@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! lens  : [u8; 256]            code length of every byte (1..=MAX_LEN; all bytes coded)
-//! primary: [u16; 2^10]         next 10 stream bits -> (symbol << 4) | length, 0 if longer
+//! primary: [u16; 2^fast]        next `fast` (8 or 10) stream bits -> (symbol << 4) | length,
+//!                               0 if the code is longer
 //! slow   : canonical first code / count / offset per length, for 9..=MAX_LEN bit codes
 //! stream: LSB-first bits; a symbol's code is stored bit-reversed so the
 //!         decoder can index `table` with the low bits of its buffer
@@ -13,8 +14,8 @@
 //! Lengths are capped at `MAX_LEN` by halving the frequencies and rebuilding.
 //! Cost: encoding is one table lookup per symbol, decoding too for codes up
 //! to 8 bits (the frequent symbols), a few steps more for rarer ones. Small
-//! runs skip the primary table and always take the slow path. Memory: 2
-//! bytes per symbol plus 2 KiB of primary table in big runs.
+//! runs have a smaller primary table or none. Memory: 2 bytes per symbol
+//! plus a primary table of 0, 512 or 2048 bytes by run size.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -22,13 +23,12 @@ use std::collections::BinaryHeap;
 /// Longest code (the text alphabet has up to 512 symbols).
 pub(crate) const MAX_LEN: u32 = 12;
 
-/// Bits the primary decode table resolves; longer codes take the slow path.
-const FAST: u32 = 10;
-
 /// A canonical Huffman code over symbols `0..n` (n = 256 or 512).
 #[derive(Debug, Clone)]
 pub(crate) struct Code {
-    /// Next FAST stream bits -> (symbol << 4) | length, or 0 for a longer
+    /// Bits the primary table resolves (0: no table); longer codes take the slow path.
+    fast: u32,
+    /// Next `fast` stream bits -> (symbol << 4) | length, or 0 for a longer
     /// code; empty for small runs, which decode on the slow path only.
     primary: Vec<u16>,
     /// Symbols in canonical order (by length, then value).
@@ -104,25 +104,26 @@ fn reversed(code: u32, len: u8) -> u32 {
 
 impl Code {
     /// The code for a symbol histogram (its length is the alphabet size);
-    /// `fast` builds the 2 KiB primary decode table.
-    pub(crate) fn from_freqs(freqs: &[u64], fast: bool) -> Self {
+    /// `fast` is the primary decode table's bits (0, or 8..=MAX_LEN: `2^fast` × 2 bytes).
+    pub(crate) fn from_freqs(freqs: &[u64], fast: u32) -> Self {
         let lens = lengths(freqs);
         let (codes, sorted) = canonical(&lens);
-        let mut primary = vec![0u16; if fast { 1 << FAST } else { 0 }];
+        let mut primary = vec![0u16; if fast > 0 { 1 << fast } else { 0 }];
         let (mut first, mut count, mut offset) = ([0u16; 13], [0u16; 13], [0u16; 13]);
         for (i, &s) in sorted.iter().enumerate().rev() {
             let len = lens[s as usize];
             first[len as usize] = codes[s as usize] as u16;
             offset[len as usize] = i as u16;
             count[len as usize] += 1;
-            if fast && u32::from(len) <= FAST {
+            if u32::from(len) <= fast {
                 let rev = reversed(codes[s as usize], len);
-                for fill in 0..1u32 << (FAST - u32::from(len)) {
+                for fill in 0..1u32 << (fast - u32::from(len)) {
                     primary[(rev | fill << len) as usize] = s << 4 | u16::from(len);
                 }
             }
         }
         Self {
+            fast,
             primary,
             sorted,
             first,
@@ -170,25 +171,25 @@ impl Code {
     /// Decodes one symbol from `input`.
     #[inline]
     pub(crate) fn get(&self, input: &mut BitReader<'_>) -> u16 {
-        if self.primary.is_empty() {
-            return self.slow_get(input);
+        if self.fast == 0 {
+            return self.slow_get(input, 1);
         }
-        let entry = self.primary[input.peek(FAST) as usize];
+        let entry = self.primary[input.peek(self.fast) as usize];
         if entry != 0 {
             input.consume(u32::from(entry & 15));
             return entry >> 4;
         }
-        self.slow_get(input)
+        self.slow_get(input, self.fast as usize + 1)
     }
 
     /// Canonical decoding without the primary table: the code of length
     /// `len` is the `len`-bit prefix of the stream read MSB-first, and the
     /// right length is the first whose prefix falls below that length's
     /// last code + 1 (canonical codes of one length are consecutive).
-    fn slow_get(&self, input: &mut BitReader<'_>) -> u16 {
+    fn slow_get(&self, input: &mut BitReader<'_>, from_len: usize) -> u16 {
         let bits = input.peek(MAX_LEN) as u32;
         let msb_first = bits.reverse_bits() >> (32 - MAX_LEN);
-        for len in 1..=MAX_LEN as usize {
+        for len in from_len..=MAX_LEN as usize {
             let count = u32::from(self.count[len]);
             if count == 0 {
                 continue;
@@ -302,7 +303,7 @@ mod tests {
     /// primary table, checks both decode back, returns the coded size.
     fn round_trip_symbols(data: &[u16], freqs: &[u64]) -> usize {
         let mut sizes = Vec::new();
-        for fast in [false, true] {
+        for fast in [0, 8, 10] {
             let code = Code::from_freqs(freqs, fast);
             let enc = code.encoder();
             let mut out = Vec::new();
@@ -315,7 +316,7 @@ mod tests {
             assert_eq!(code.lens(), lengths(freqs));
             sizes.push(out.len());
         }
-        assert_eq!(sizes[0], sizes[1]);
+        assert!(sizes.iter().all(|&n| n == sizes[0]));
         sizes[0]
     }
 

@@ -52,8 +52,6 @@ pub(crate) fn empty_histograms() -> Histograms {
 
 /// Keys per block.
 pub(crate) const BLOCK: usize = 32;
-/// Runs with fewer keys decode without primary tables.
-const FAST_TABLE_KEYS: usize = 16_384;
 /// Blocks per index group.
 const GROUP: usize = 16;
 
@@ -111,10 +109,14 @@ pub(crate) fn suffixes<'a>(keys: &'a [&'a [u8]]) -> impl Iterator<Item = &'a [u8
 }
 
 impl Codes {
-    /// Codes for histograms `h` of a run of `keys` keys (small runs skip
-    /// the fast decode tables: 4 KiB that would cost more than it saves).
+    /// Codes for histograms `h` of a run of `keys` keys; decode tables grow
+    /// with the run (tables cost 0.5–2 KiB each, more than small runs save).
     pub(crate) fn from_histograms(h: &Histograms, keys: usize) -> Self {
-        let fast = keys >= FAST_TABLE_KEYS;
+        let fast = match keys {
+            0..1024 => 0,
+            1024..16_384 => 8,
+            _ => 10,
+        };
         Self {
             num: Code::from_freqs(&h[0], fast),
             text: Code::from_freqs(&h[1], fast),
