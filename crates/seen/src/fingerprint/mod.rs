@@ -7,7 +7,7 @@
 //! ```text
 //! FingerprintSet
 //! ├─ generation 0: U_0 = ⌈C / ε_0⌉, holds <= C fingerprints
-//! │    buffer HashSet<u64> (<= C/1024) ─flush─▶ runs [EF 0 ≥8×rest][EF 1]…
+//! │    buffer (<= C/1024; sorted Vec<u64> up to 512) ─flush─▶ runs [EF 0 ≥8×rest][EF 1]…
 //! ├─ generation 1: U_1 = ⌈4C / ε_1⌉, holds <= 4C   (only once gen 0 is full)
 //! └─ …            ε_g = ε · (1 − 1/32) · 32^−g,  Σ_g ε_g < ε
 //! ```
@@ -42,6 +42,7 @@
 //! each for big runs); inserts also pay merging, about 4 sequential
 //! decode+encode steps per level.
 
+mod buffer;
 mod ef;
 mod lsm;
 
