@@ -2,7 +2,7 @@
 //!
 //! Each key is hashed once (xxh3, 64 bits) and mapped to a fingerprint
 //! `fp = ⌊hash · U / 2^64⌋`, uniform in `0..U`. Only fingerprints are kept,
-//! sorted and Elias–Fano coded ([`ef`]) in an LSM of runs ([`lsm`]):
+//! sorted and Elias–Fano coded (`ef`) in an LSM of runs (`lsm`):
 //!
 //! ```text
 //! FingerprintSet
@@ -31,7 +31,7 @@
 //! With `n = C` keys in one run: `2 + log2(U/n) = 2 + log2(1/ε) + 0.046` bits
 //! (the 1/32 reserved for growth), plus the universe rounding of
 //! `generation()` (<= 0.05 bits at 10M keys), the run split entropy (<= 0.5
-//! bits, see [`lsm`]), select samples (~0.09 bits) and the buffer (~0.15
+//! bits, see `lsm`), select samples (~0.09 bits) and the buffer (~0.15
 //! bits). At ε = 2^-36 that is about 38.4–38.9 bits ≈ 4.8–4.85 bytes per key;
 //! fewer keys than `C` cost `log2(C/n)` more bits each (the universe was
 //! sized for `C`).
