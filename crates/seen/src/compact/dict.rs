@@ -18,8 +18,23 @@ use std::collections::HashMap;
 
 use xxhash_rust::xxh3::Xxh3DefaultBuilder;
 
-/// Word -> token symbol, hashed with xxh3 (SipHash was a tenth of insert time).
-pub(crate) type Tokens<'a> = HashMap<&'a [u8], u16, Xxh3DefaultBuilder>;
+/// Word -> token symbol, hashed with xxh3 (SipHash was a tenth of insert
+/// time), behind a filter of the (first byte, length) pairs that occur, so
+/// most letter runs that are no word skip the hash.
+pub(crate) struct Tokens<'a> {
+    map: HashMap<&'a [u8], u16, Xxh3DefaultBuilder>,
+    lens: [u64; 256],
+}
+
+impl Tokens<'_> {
+    fn get(&self, word: &[u8]) -> Option<u16> {
+        let first = *word.first()?;
+        if self.lens[first as usize] >> word.len().min(63) & 1 == 0 {
+            return None;
+        }
+        self.map.get(word).copied()
+    }
+}
 
 /// Words in a dictionary (text alphabet = 256 bytes + this many tokens).
 pub(crate) const MAX_WORDS: usize = 256;
@@ -99,9 +114,15 @@ impl Dict {
 
     /// The encoder's view: word -> token symbol.
     pub(crate) fn tokens(&self) -> Tokens<'_> {
-        (0..self.len())
+        let map = (0..self.len())
             .map(|i| (self.word(i), 256 + i as u16))
-            .collect()
+            .collect();
+        let mut lens = [0u64; 256];
+        for i in 0..self.len() {
+            let w = self.word(i);
+            lens[w[0] as usize] |= 1 << w.len().min(63);
+        }
+        Tokens { map, lens }
     }
 
     pub(crate) fn heap_bytes(&self) -> usize {
@@ -114,7 +135,7 @@ pub(crate) fn tokenize(text: &[u8], tokens: &Tokens<'_>, mut emit: impl FnMut(u1
     let mut done = 0;
     let sizes = MIN_WORD..=MAX_WORD;
     for (a, b) in letter_runs(text).filter(|(a, b)| sizes.contains(&(b - a))) {
-        if let Some(&t) = tokens.get(&text[a..b]) {
+        if let Some(t) = tokens.get(&text[a..b]) {
             text[done..a].iter().for_each(|&x| emit(u16::from(x)));
             emit(t);
             done = b;
@@ -138,8 +159,8 @@ mod tests {
         let tokens = dict.tokens();
         let mut out = Vec::new();
         tokenize(b"news/x/newsy/news", &tokens, |s| out.push(s));
-        let news = tokens[&b"news"[..]];
-        let newsy = tokens[&b"newsy"[..]];
+        let news = tokens.get(b"news").unwrap();
+        let newsy = tokens.get(b"newsy").unwrap();
         let want: Vec<u16> = [
             news,
             u16::from(b'/'),

@@ -32,6 +32,8 @@ fn many_keys_across_runs_and_merges() {
         assert_eq!(set.insert(&k), model.insert(k));
     }
     assert!(!set.runs.is_empty(), "{:?}", set.run_lens());
+    // Past TRAIN_KEYS the word dictionary is trained and runs carry word symbols.
+    assert!(set.dict.as_ref().is_some_and(|d| d.len() > 0));
     check_against_model(&set, &model);
     for i in 45_000..50_000 {
         assert!(!set.contains(&url(i)), "false positive");
