@@ -89,6 +89,8 @@ impl Generation {
         fps.iter().for_each(|&v| b.push(v));
         self.runs.push(b.finish());
         self.restore_ratio();
+        // A tiny set pays for every slot: keep no spare run headers (~100 B each).
+        self.runs.shrink_to_fit();
     }
 
     fn restore_ratio(&mut self) {
