@@ -1,0 +1,290 @@
+//! `compact`: an exact, dynamic, enumerable set of byte keys.
+//!
+//! An LSM of compressed sorted runs under a small hashed buffer:
+//!
+//! ```text
+//! CompactSet
+//! ├─ buffer: KeyBuffer (arena + hash table), <= clamp(len/128, 256, 65536) keys
+//! │     │ full: sort, count symbols, build two Huffman codes, freeze
+//! │     ▼
+//! ├─ runs (oldest, largest first): [run][run][run]…   each a Run:
+//! │     filter (10 bits/key) · index of block first keys · blocks of 32
+//! │     front-coded keys; varints and suffix text Huffman-coded per run
+//! └─ dict: up to 256 frequent words, learned once from the first 4096 keys;
+//!       a whole-word letter run in a suffix is one text symbol (256 + id)
+//! ```
+//!
+//! Keys are `key_bytes()` (reversed host first), so sorting groups a host's
+//! URLs and front coding stores each shared host and path prefix once per
+//! block; the dictionary and the Huffman codes squeeze what remains.
+//!
+//! Invariants: a key lives in exactly one place (buffer or one run), since
+//! `insert` checks everything first; so runs are disjoint and a merge is a
+//! union of known size. The dictionary never changes once trained, so every
+//! run stays decodable (runs frozen before it have no word symbols). Runs
+//! are merged size-tiered: a run's tier is `⌊log4(len / 256)⌋`; once four
+//! runs share the newest tier they merge (a streaming k-way merge over their
+//! decoders, coded with their pooled estimated histograms), and an older run
+//! of a lower tier than the newest joins it. So at most 3 runs per tier, and
+//! every key is rewritten about `log4(n / buffer)` times. (Tiers of 8 halve
+//! the rewrites but, with ~2.5 KiB of codes per run, cost 1.8 bytes per URL
+//! more on the 10K Wikipedia list: 14.0 against 12.2.)
+//!
+//! Bytes per key (measured parts, 300K synthetic keys / 10K Wikipedia URLs):
+//! blocks (Huffman of lcp, length, suffix) 8.7 / 9.4, filter 1.25, index
+//! (first keys, front-coded, uncoded) 1.0 / 0.6, block offsets 0.13, buffer
+//! 0.25 / 0.1, codes ~2.5 KiB per run, dictionary ~3 KiB.
+//! [`CompactSet::space_parts`] reports them.
+//!
+//! Cost: `insert`/`contains` hash once (xxh3), probe the buffer, probe each
+//! run's filter (one cache line), and decode at most one block (32 keys) in
+//! each run whose filter says yes (~1% of runs for an absent key, the owning
+//! run for a present one). Inserts also pay the merges: each key is decoded
+//! and re-encoded a few times. This is the slow part: see docs/BENCHMARKS.md.
+
+mod buffer;
+mod dict;
+mod filter;
+mod huffman;
+mod run;
+
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::{Guarantee, SeenSet};
+use buffer::KeyBuffer;
+use dict::Dict;
+use run::{Codes, Run, RunBuilder, RunCursor, empty_histograms};
+
+/// Fewest keys a full buffer holds before it is frozen.
+const MIN_BUFFER: usize = 256;
+/// Most keys the buffer holds.
+const MAX_BUFFER: usize = 65_536;
+/// Most bytes of keys the buffer holds (64 KiB keys fill it quickly).
+const MAX_BUFFER_BYTES: usize = 32 << 20;
+/// Runs per tier before they merge; tiers grow by this factor.
+const TIER: usize = 4;
+/// Runs stay below 4 GiB of blocks (u32 offsets); bigger merges are skipped.
+const MAX_RUN_KEYS: usize = 1 << 27;
+/// Keys the word dictionary learns from (it is trained once, then fixed).
+const TRAIN_KEYS: usize = 4096;
+
+/// Exact set of byte keys, stored compressed; see the module docs.
+///
+/// ```
+/// use mgz_seen::{SeenSet, compact::CompactSet};
+/// let mut set = CompactSet::new();
+/// let urls: Vec<String> = (0..20_000)
+///     .map(|i| format!("org.example.www/articles/{}/{}", i % 97, i * 7))
+///     .collect();
+/// for url in &urls {
+///     assert!(set.insert(url.as_bytes()));
+/// }
+/// assert!(!set.insert(urls[5].as_bytes()));
+/// assert!(!set.contains(b"org.example.www/articles/1/2"));
+/// assert_eq!(set.iter().count(), 20_000);
+/// // About 40 bytes per key as text; a few bytes each here.
+/// assert!(set.heap_bytes() < 20_000 * 8);
+/// ```
+#[derive(Debug, Default)]
+pub struct CompactSet {
+    buffer: KeyBuffer,
+    runs: Vec<Run>,
+    /// Trained once, at the first freeze of at least `TRAIN_KEYS` keys.
+    dict: Option<Dict>,
+    len: usize,
+}
+
+/// The dictionary of runs frozen before training: no words, all literal.
+static EMPTY: Dict = Dict::EMPTY;
+
+fn tier(len: usize) -> u32 {
+    (len / MIN_BUFFER).max(1).ilog(TIER)
+}
+
+impl CompactSet {
+    /// An empty set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn buffer_cap(&self) -> usize {
+        (self.len / 128).clamp(MIN_BUFFER, MAX_BUFFER)
+    }
+
+    /// Freezes the buffer into a run and merges runs as the tiers require.
+    fn flush(&mut self) {
+        if self.buffer.is_empty() {
+            return;
+        }
+        if self.dict.is_none() && self.len >= TRAIN_KEYS {
+            // Once: learn words from every key so far (a few thousand).
+            let all: Vec<Vec<u8>> = self.iter().collect();
+            let refs: Vec<&[u8]> = all.iter().map(Vec::as_slice).collect();
+            self.dict = Some(Dict::train(run::suffixes(&refs)));
+        }
+        let keys = self.buffer.sorted();
+        let dict = self.dict.as_ref().unwrap_or(&EMPTY);
+        let codes = Codes::from_histograms(&run::histogram(keys.iter().copied(), dict), keys.len());
+        let mut b = RunBuilder::new(keys.len(), codes, dict);
+        keys.iter().for_each(|k| b.push(k));
+        let run = b.finish();
+        self.buffer.clear();
+        self.runs.push(run);
+        while let Some(from) = self.merge_start() {
+            let tail = self.runs.split_off(from);
+            self.runs
+                .push(merge(&tail, self.dict.as_ref().unwrap_or(&EMPTY)));
+        }
+    }
+
+    /// Where the runs to merge next begin, if any merge is due.
+    fn merge_start(&self) -> Option<usize> {
+        let n = self.runs.len();
+        let newest = tier(self.runs.last()?.len());
+        let same = self
+            .runs
+            .iter()
+            .rev()
+            .take_while(|r| tier(r.len()) <= newest)
+            .count();
+        let from = if same >= TIER {
+            n - same
+        } else if n >= 2 && tier(self.runs[n - 2].len()) < newest {
+            n - 2
+        } else {
+            return None;
+        };
+        let total: usize = self.runs[from..].iter().map(Run::len).sum();
+        (total <= MAX_RUN_KEYS).then_some(from)
+    }
+
+    fn contains_hashed(&self, key: &[u8], hash: u64) -> bool {
+        let dict = self.dict.as_ref().unwrap_or(&EMPTY);
+        self.buffer.contains(key, hash) || self.runs.iter().any(|r| r.contains(key, hash, dict))
+    }
+
+    /// Every key, in increasing byte order.
+    pub fn iter(&self) -> Iter<'_> {
+        let dict = self.dict.as_ref().unwrap_or(&EMPTY);
+        let mut cursors: Vec<RunCursor<'_>> = self.runs.iter().map(|r| r.cursor(dict)).collect();
+        let live = cursors.iter_mut().map(RunCursor::advance).collect();
+        Iter {
+            cursors,
+            live,
+            buffer: self.buffer.sorted(),
+            next_buffered: 0,
+        }
+    }
+
+    /// Heap bytes by part, for tuning: buffer, Huffman codes, filters,
+    /// index, offsets, blocks.
+    #[doc(hidden)]
+    pub fn space_parts(&self) -> [usize; 6] {
+        let mut parts = [self.buffer.heap_bytes(), 0, 0, 0, 0, 0];
+        for r in &self.runs {
+            for (p, b) in parts[1..].iter_mut().zip(r.parts()) {
+                *p += b;
+            }
+        }
+        parts
+    }
+
+    #[cfg(test)]
+    fn run_lens(&self) -> Vec<usize> {
+        self.runs.iter().map(Run::len).collect()
+    }
+}
+
+/// The disjoint union of `runs` as one run, coded with their pooled histogram.
+fn merge(runs: &[Run], dict: &Dict) -> Run {
+    let mut h = empty_histograms();
+    runs.iter().for_each(|r| r.add_estimate(&mut h));
+    let total = runs.iter().map(Run::len).sum();
+    let mut b = RunBuilder::new(total, Codes::from_histograms(&h, total), dict);
+    let mut cursors: Vec<RunCursor<'_>> = runs.iter().map(|r| r.cursor(dict)).collect();
+    let mut live: Vec<bool> = cursors.iter_mut().map(RunCursor::advance).collect();
+    while let Some(i) = smallest(&cursors, &live, None) {
+        b.push(cursors[i].key());
+        live[i] = cursors[i].advance();
+    }
+    b.finish()
+}
+
+/// Index of the live cursor with the smallest key, also compared to `other`
+/// (`usize::MAX` when `other` is smaller).
+fn smallest(cursors: &[RunCursor<'_>], live: &[bool], other: Option<&[u8]>) -> Option<usize> {
+    let mut best: Option<(usize, &[u8])> = other.map(|k| (usize::MAX, k));
+    for (i, c) in cursors.iter().enumerate() {
+        if live[i] && best.is_none_or(|(_, k)| c.key() < k) {
+            best = Some((i, c.key()));
+        }
+    }
+    best.map(|(i, _)| i)
+}
+
+/// Iterator over a [`CompactSet`]'s keys in increasing order.
+pub struct Iter<'a> {
+    cursors: Vec<RunCursor<'a>>,
+    live: Vec<bool>,
+    buffer: Vec<&'a [u8]>,
+    next_buffered: usize,
+}
+
+impl Iterator for Iter<'_> {
+    type Item = Vec<u8>;
+
+    fn next(&mut self) -> Option<Vec<u8>> {
+        let buffered = self.buffer.get(self.next_buffered).copied();
+        match smallest(&self.cursors, &self.live, buffered)? {
+            usize::MAX => {
+                self.next_buffered += 1;
+                buffered.map(<[u8]>::to_vec)
+            }
+            i => {
+                let key = self.cursors[i].key().to_vec();
+                self.live[i] = self.cursors[i].advance();
+                Some(key)
+            }
+        }
+    }
+}
+
+impl SeenSet for CompactSet {
+    fn insert(&mut self, key: &[u8]) -> bool {
+        let hash = xxh3_64(key);
+        if self.contains_hashed(key, hash) {
+            return false;
+        }
+        self.buffer.insert_new(key, hash);
+        self.len += 1;
+        if self.buffer.len() >= self.buffer_cap() || self.buffer.arena_len() >= MAX_BUFFER_BYTES {
+            self.flush();
+        }
+        true
+    }
+
+    fn contains(&self, key: &[u8]) -> bool {
+        self.contains_hashed(key, xxh3_64(key))
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn heap_bytes(&self) -> usize {
+        let runs: usize = self.runs.iter().map(Run::heap_bytes).sum();
+        let dict = self.dict.as_ref().map_or(0, Dict::heap_bytes);
+        dict + self.buffer.heap_bytes() + runs + self.runs.capacity() * std::mem::size_of::<Run>()
+    }
+
+    fn guarantee(&self) -> Guarantee {
+        Guarantee::Exact
+    }
+
+    fn name(&self) -> &'static str {
+        "compact"
+    }
+}
+
+#[cfg(test)]
+mod tests;
