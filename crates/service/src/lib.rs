@@ -1,0 +1,8 @@
+//! The crawler-commons URLFrontier 2.6 gRPC API served from `mgz-frontier`.
+#![warn(missing_docs)]
+
+/// Messages, client and server generated from `proto/urlfrontier.proto`.
+#[allow(missing_docs, clippy::all)]
+pub mod proto {
+    tonic::include_proto!("urlfrontier");
+}
