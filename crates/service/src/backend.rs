@@ -8,7 +8,9 @@
 //! `tokio::task::spawn_blocking`, so it may wait for a disk sync.
 //!
 //! Contract shared by every implementation:
-//! - an empty crawl ID is the crawl `"DEFAULT"` ([`crawl_id`]);
+//! - request parameters arrive normalised by [`crate::rpc::params`]: crawl IDs
+//!   non-empty, page sizes and the GetURLs lease non-zero; the crawl IDs inside
+//!   put items may still be empty and mean `"DEFAULT"` ([`crawl_id`]);
 //! - a put returns only once what it reports `Ok` is durable; a store failure is
 //!   an `Err` (the caller turns it into `FAIL` for every item);
 //! - per-item problems are statuses, never errors: `Skipped` for a malformed URL,
@@ -85,6 +87,10 @@ pub trait FrontierBackend: Send + Sync + 'static {
     fn count_urls(&self, params: &CountUrlParams) -> BackendResult<u64>;
     /// Removes URLs created more than `days` ago; returns how many.
     fn purge_urls(&self, params: &PurgeUrlParams) -> BackendResult<u64>;
+    /// Switches serving on or off for the node; puts are accepted either way.
+    fn set_active(&self, state: bool) -> BackendResult<()>;
+    /// Whether GetURLs serves anything.
+    fn is_active(&self) -> bool;
     /// Figures for `/metrics`.
     fn gauges(&self) -> Gauges;
     /// Makes everything written so far durable (called on shutdown).

@@ -23,6 +23,9 @@ pub enum ServiceError {
     /// A request was well formed as protobuf but makes no sense (bad URL, bad key).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// The URL or queue asked about is not in the frontier.
+    #[error("not found: {0}")]
+    NotFound(String),
     /// The frontier store failed; the request may be retried.
     #[error("frontier store: {0}")]
     Store(String),
@@ -38,8 +41,21 @@ impl From<ServiceError> for tonic::Status {
     fn from(err: ServiceError) -> Self {
         match err {
             ServiceError::InvalidArgument(msg) => tonic::Status::invalid_argument(msg),
+            ServiceError::NotFound(msg) => tonic::Status::not_found(msg),
             ServiceError::Store(msg) => tonic::Status::unavailable(msg),
             other => tonic::Status::internal(other.to_string()),
+        }
+    }
+}
+
+impl From<mgz_frontier::FrontierError> for ServiceError {
+    fn from(err: mgz_frontier::FrontierError) -> Self {
+        use mgz_frontier::FrontierError as F;
+        match err {
+            F::NotFound(url) => ServiceError::NotFound(url),
+            e @ F::UnknownQueue { .. } => ServiceError::NotFound(e.to_string()),
+            F::InvalidArgument(msg) => ServiceError::InvalidArgument(msg),
+            other => ServiceError::Store(other.to_string()),
         }
     }
 }

@@ -2,8 +2,8 @@
 //!
 //! Unary calls are normalised ([`params`]) and run on the blocking pool; the two
 //! put streams go through the [`pipeline`]; GetURLs and ListURLs stream what the
-//! store hands back. Node-wide state lives here: the active flag, the log
-//! control and the node's address.
+//! store hands back. The log control and the node's address live here; the
+//! active flag lives in the store (it survives a restart).
 
 pub mod params;
 pub mod pipeline;
@@ -11,7 +11,6 @@ pub mod put;
 
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use futures_util::Stream;
 use tokio_stream::wrappers::ReceiverStream;
@@ -36,7 +35,6 @@ pub struct FrontierService<B> {
     backend: Arc<B>,
     metrics: Arc<Metrics>,
     log: Arc<LogControl>,
-    active: Arc<AtomicBool>,
     node: String,
     limits: PipelineLimits,
 }
@@ -48,12 +46,10 @@ impl<B: FrontierBackend> FrontierService<B> {
             max_chunk: 64,
             depth: 8,
         };
-        let active = Arc::new(AtomicBool::new(true));
         Self {
             backend,
             metrics,
             log,
-            active,
             node,
             limits,
         }
@@ -102,9 +98,6 @@ impl<B: FrontierBackend> UrlFrontier for FrontierService<B> {
     type GetURLsStream = Answers<UrlInfo>;
 
     async fn get_ur_ls(&self, r: Request<GetParams>) -> Result<Response<Answers<UrlInfo>>, Status> {
-        if !self.active.load(Ordering::Acquire) {
-            return Ok(Response::new(Box::pin(futures_util::stream::empty())));
-        }
         let p = params::get(r.into_inner());
         let urls = self.blocking(move |b| b.get_urls(&p)).await?;
         self.metrics.add_served(urls.len());
@@ -174,14 +167,14 @@ impl<B: FrontierBackend> UrlFrontier for FrontierService<B> {
     }
 
     async fn set_active(&self, r: Request<Active>) -> Result<Response<Empty>, Status> {
-        self.active.store(r.into_inner().state, Ordering::Release);
+        let state = r.into_inner().state;
+        self.blocking(move |b| b.set_active(state)).await?;
         Ok(Response::new(Empty {}))
     }
 
     async fn get_active(&self, _: Request<Local>) -> Result<Response<Boolean>, Status> {
-        Ok(Response::new(Boolean {
-            state: self.active.load(Ordering::Acquire),
-        }))
+        let state = self.blocking(|b| Ok(b.is_active())).await?;
+        Ok(Response::new(Boolean { state }))
     }
 
     async fn set_delay(&self, r: Request<QueueDelayParams>) -> Result<Response<Empty>, Status> {
