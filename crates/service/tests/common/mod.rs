@@ -31,7 +31,33 @@ pub async fn start() -> TestServer {
     start_with(ServerConfig::default()).await
 }
 
-pub async fn start_with(mut config: ServerConfig) -> TestServer {
+pub async fn start_with(config: ServerConfig) -> TestServer {
+    let bare = spawn_server(config).await;
+    let client = connect(bare.addr).await;
+    TestServer {
+        addr: bare.addr,
+        metrics_addr: bare.metrics_addr,
+        client,
+        clock: bare.clock,
+        frontier: bare.frontier,
+        stop: Some(bare.stop),
+        task: Some(bare.task),
+        _dir: bare.dir,
+    }
+}
+
+/// A server with no client attached (TLS tests bring their own).
+pub struct Bare {
+    pub addr: std::net::SocketAddr,
+    pub metrics_addr: Option<std::net::SocketAddr>,
+    pub clock: Arc<ManualClock>,
+    pub frontier: Arc<Frontier>,
+    pub stop: tokio::sync::oneshot::Sender<()>,
+    pub task: tokio::task::JoinHandle<Result<(), mgz_service::ServiceError>>,
+    pub dir: tempfile::TempDir,
+}
+
+pub async fn spawn_server(mut config: ServerConfig) -> Bare {
     config.listen = "127.0.0.1:0".parse().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let clock = Arc::new(ManualClock::new(T0_MS));
@@ -44,20 +70,18 @@ pub async fn start_with(mut config: ServerConfig) -> TestServer {
     let server = Server::bind(config, frontier.clone(), log).await.unwrap();
     let addr = server.local_addr().unwrap();
     let metrics_addr = server.metrics_addr();
-    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    let (stop, rx) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(server.serve(async move {
         let _ = rx.await;
     }));
-    let client = connect(addr).await;
-    TestServer {
+    Bare {
         addr,
         metrics_addr,
-        client,
         clock,
         frontier,
-        stop: Some(tx),
-        task: Some(task),
-        _dir: dir,
+        stop,
+        task,
+        dir,
     }
 }
 
