@@ -4,6 +4,8 @@
 use clap::{Parser, Subcommand};
 
 mod demo;
+mod frontier_cmd;
+mod serve_cmd;
 
 /// MillionGazillion: a crawl frontier that remembers every URL in little memory.
 #[derive(Parser)]
@@ -17,12 +19,18 @@ struct Cli {
 enum Command {
     /// Crawl a synthetic web on loopback end to end (the first thing to run).
     Demo(demo::DemoArgs),
+    /// Serve the URLFrontier 2.6 gRPC API from a PowerCache state directory.
+    Serve(serve_cmd::ServeArgs),
+    /// Talk to a URLFrontier server: put, get, stats, list-queues, list-urls, dump.
+    Frontier(frontier_cmd::FrontierArgs),
 }
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Demo(args) => demo::run(args),
+        Command::Serve(args) => serve_cmd::run(args),
+        Command::Frontier(args) => frontier_cmd::run(args),
     };
     match result {
         Ok(code) => code,

@@ -5,6 +5,7 @@ mod auth;
 pub mod backend;
 pub mod convert;
 mod error;
+pub mod json;
 pub mod logging;
 pub mod metrics;
 mod powercache;
