@@ -44,7 +44,7 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 50)]
     commit_ms: u64,
     /// Log filter (tracing EnvFilter directives); SetLogLevel refines it at run time.
-    #[arg(long, default_value = "info")]
+    #[arg(long, default_value = "info,fjall=warn,lsm_tree=warn")]
     log: String,
 }
 

@@ -47,7 +47,11 @@ impl LogControl {
         let (layer, handle) = reload::Layer::new(filter);
         tracing_subscriber::registry()
             .with(layer)
-            .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+                    .with_writer(std::io::stderr),
+            )
             .try_init()
             .map_err(|e| ServiceError::LogLevel(e.to_string()))?;
         Ok(Self::with_handle(Some(handle), base))
