@@ -30,6 +30,8 @@ enum FrontierCommand {
     Put(put::PutArgs),
     /// Lease URLs due for fetching and print them.
     Get(read::GetArgs),
+    /// Set the politeness delay of a queue, or the crawl's default.
+    SetDelay(read::SetDelayArgs),
     /// Counters of a crawl or a queue, as JSON.
     Stats(read::StatsArgs),
     /// Queue keys of a crawl.
@@ -86,6 +88,7 @@ pub fn run(args: FrontierArgs) -> anyhow::Result<ExitCode> {
         match args.command {
             FrontierCommand::Put(a) => put::run(client, a).await,
             FrontierCommand::Get(a) => read::get(client, a).await,
+            FrontierCommand::SetDelay(a) => read::set_delay(client, a).await,
             FrontierCommand::Stats(a) => read::stats(client, a).await,
             FrontierCommand::ListQueues(a) => read::list_queues(client, a).await,
             FrontierCommand::ListUrls(a) => read::list_urls(client, a).await,

@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use mgz_service::proto::{
-    GetParams, ListUrlParams, Local, Pagination, QueueWithinCrawlParams, get_params,
+    GetParams, KnownUrlItem, ListUrlParams, Local, Pagination, QueueDelayParams,
+    QueueWithinCrawlParams, UrlItem, get_params, url_item,
 };
 
 use super::Client;
@@ -39,6 +40,9 @@ pub struct GetArgs {
     /// Print only the summary, not the URLs.
     #[arg(long)]
     quiet: bool,
+    /// Mark each served URL completed (PutURLs, known, date 0), as a crawler would.
+    #[arg(long)]
+    complete: bool,
 }
 
 /// Leases URLs and prints one per line; the rate goes to stderr.
@@ -51,6 +55,7 @@ pub async fn get(mut client: Client, args: GetArgs) -> anyhow::Result<ExitCode> 
         item: args.crawl.clone().map(get_params::Item::CrawlId),
     };
     let (start, mut served, mut last) = (Instant::now(), 0u64, Instant::now());
+    let (done_tx, completer) = completer(&client, args.complete);
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     loop {
         let mut stream = client
@@ -64,6 +69,17 @@ pub async fn get(mut client: Client, args: GetArgs) -> anyhow::Result<ExitCode> 
             if !args.quiet {
                 writeln!(out, "{}", info.url)?;
             }
+            if let Some(tx) = &done_tx {
+                let known = KnownUrlItem {
+                    info: Some(info),
+                    refetchable_from_date: 0,
+                };
+                let item = UrlItem {
+                    item: Some(url_item::Item::Known(known)),
+                    ..UrlItem::default()
+                };
+                tx.send(item).await.context("PutURLs stream closed")?;
+            }
         }
         if args.total == 0 || served >= args.total {
             break;
@@ -72,17 +88,71 @@ pub async fn get(mut client: Client, args: GetArgs) -> anyhow::Result<ExitCode> 
             if last.elapsed() > Duration::from_secs(args.idle_secs) {
                 break;
             }
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            tokio::time::sleep(Duration::from_millis(20)).await;
         } else {
             last = Instant::now();
         }
     }
     out.flush()?;
+    drop(done_tx);
+    let completed = match completer {
+        Some(task) => task.await.context("completer task")??,
+        None => 0,
+    };
     let secs = start.elapsed().as_secs_f64();
     eprintln!(
-        "served {served} URLs in {secs:.2} s: {:.0} URLs/s",
+        "served {served} URLs (completed {completed}) in {secs:.2} s: {:.0} URLs/s",
         served as f64 / secs
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+type Completer = Option<tokio::task::JoinHandle<anyhow::Result<u64>>>;
+
+/// A PutURLs stream that marks served URLs completed; counts its OK acks.
+fn completer(
+    client: &Client,
+    enabled: bool,
+) -> (Option<tokio::sync::mpsc::Sender<UrlItem>>, Completer) {
+    if !enabled {
+        return (None, None);
+    }
+    let (tx, rx) = tokio::sync::mpsc::channel(8192);
+    let mut client = client.clone();
+    let task = tokio::spawn(async move {
+        let call = client.put_ur_ls(tokio_stream::wrappers::ReceiverStream::new(rx));
+        let mut acks = call.await.context("PutURLs")?.into_inner();
+        let mut ok = 0;
+        while let Some(ack) = acks.message().await.context("PutURLs acks")? {
+            ok += u64::from(ack.status == 0);
+        }
+        Ok(ok)
+    });
+    (Some(tx), Some(task))
+}
+
+/// Arguments of `mgz frontier set-delay`.
+#[derive(clap::Args)]
+pub struct SetDelayArgs {
+    /// Crawl ID ("" = DEFAULT).
+    #[arg(long, default_value = "")]
+    crawl: String,
+    /// Queue key; the crawl's default delay when empty.
+    #[arg(long, default_value = "")]
+    key: String,
+    /// Seconds between two serves of a queue.
+    secs: u32,
+}
+
+/// Sets a queue's (or the crawl's default) politeness delay.
+pub async fn set_delay(mut client: Client, a: SetDelayArgs) -> anyhow::Result<ExitCode> {
+    let p = QueueDelayParams {
+        key: a.key,
+        delay_requestable: a.secs,
+        crawl_id: a.crawl,
+        local: true,
+    };
+    client.set_delay(p).await.context("SetDelay")?;
     Ok(ExitCode::SUCCESS)
 }
 
