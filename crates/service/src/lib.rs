@@ -5,7 +5,7 @@
 //!  client ──gRPC/HTTP2 (TLS?)──▶ TokenCheck ──▶ rpc::FrontierService ──spawn_blocking──▶ FrontierBackend
 //!                                 (auth.rs)      params: defaults made explicit          (powercache.rs:
 //!                                                pipeline: put streams, chunked,           mgz_frontier::Frontier)
-//!                                                  ≤ 8 chunks waiting for group commit
+//!                                                  ≤ 8 chunks per stream waiting for group commit
 //!                                 metrics.rs ◀── counters; gauges read from the store at scrape time
 //! ```
 //!
@@ -16,7 +16,7 @@
 //! - one ack per item, in the order received; a put stream ends once the client
 //!   has half-closed and every item is acked;
 //! - the server holds no URL state of its own: the only per-stream memory is
-//!   the chunks in flight (≤ 8 × 64 messages per stream).
+//!   the chunks in flight (≤ 8 chunks of ≤ 2048 items or 32 batches per stream).
 //!
 //! Wire compatibility: `proto/urlfrontier.proto` is our own text with the
 //! published API's package, service, RPC and message names, field numbers and

@@ -81,6 +81,7 @@ async fn drive<In, Out>(
                     None => (Vec::new(), Tail::End),
                 };
                 if !chunk.is_empty() {
+                    tracing::trace!(messages = chunk.len(), in_store = in_store.len(), "chunk");
                     let handle = handle.clone();
                     in_store.push_back(tokio::task::spawn_blocking(move || handle(chunk)));
                 }
