@@ -240,11 +240,7 @@ fn room(q: &mut Queue, delay_ms: u64, ask: &Ask, stamp: u64) -> Option<usize> {
     if q.last_serve_ms > 0 && q.last_serve_ms.saturating_add(delay_ms) > ask.now_ms {
         return None;
     }
-    let before = q.leases.len();
     let live = q.live_leases(ask.now_ms);
-    if live < before {
-        q.due_hint_s = 0;
-    }
     let mut room = ask.per_queue.saturating_sub(live);
     if q.rec.limit > 0 {
         let used = q.rec.completed.saturating_add(live as u64);

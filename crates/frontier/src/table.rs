@@ -165,7 +165,12 @@ impl Queue {
     /// Drops expired leases and returns how many are still in flight.
     pub fn live_leases(&mut self, now_ms: u64) -> usize {
         if self.lease_min_expiry_ms <= now_ms {
+            let before = self.leases.len();
             self.leases.retain(|_, exp| *exp > now_ms);
+            if self.leases.len() < before {
+                // Their URLs are unleased pending entries again, maybe due.
+                self.due_hint_s = 0;
+            }
             self.lease_min_expiry_ms = self.leases.values().copied().min().unwrap_or(u64::MAX);
         }
         self.leases.len()
