@@ -3,6 +3,7 @@
 
 use clap::{Parser, Subcommand};
 
+mod bench_frontier;
 mod demo;
 mod frontier_cmd;
 mod serve_cmd;
@@ -23,6 +24,8 @@ enum Command {
     Serve(serve_cmd::ServeArgs),
     /// Talk to a URLFrontier server: put, get, stats, list-queues, list-urls, dump.
     Frontier(frontier_cmd::FrontierArgs),
+    /// Benchmarks: `mgz bench frontier` measures PowerCache.
+    Bench(bench_frontier::BenchArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -31,6 +34,7 @@ fn main() -> std::process::ExitCode {
         Command::Demo(args) => demo::run(args),
         Command::Serve(args) => serve_cmd::run(args),
         Command::Frontier(args) => frontier_cmd::run(args),
+        Command::Bench(args) => bench_frontier::run(args),
     };
     match result {
         Ok(code) => code,

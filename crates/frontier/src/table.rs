@@ -7,9 +7,10 @@
 //! queues:  qid -> Queue { rec (durable), last serve, leases, due hint }
 //! ```
 //!
-//! A `get` walks the domain ring from `cursor`, taking at most one queue per
-//! domain per pass and rotating within the domain, so a site with 1,000
-//! subdomains gets one domain's share. Memory is per queue, never per URL
+//! A `get` walks the domain ring from `cursor` with deficit round-robin: a
+//! domain's turn is worth `max_urls_per_queue` URLs, drawn from as many of its
+//! hosts (rotating) as it takes, so a site with 1,000 subdomains of two URLs
+//! each gets the same share of URLs as a single host with a long backlog. Memory is per queue, never per URL
 //! (apart from leases in flight): ~200 B per queue plus 40 B per lease.
 
 use std::collections::HashMap;
@@ -61,6 +62,8 @@ pub struct Domain {
     pub queues: Vec<u32>,
     /// Next queue to try.
     pub cursor: usize,
+    /// URLs left in the domain's current turn (deficit round-robin); 0 = no turn under way.
+    pub deficit: usize,
 }
 
 /// All in-memory state, guarded by the frontier's mutex.
@@ -139,6 +142,7 @@ impl Table {
         let d = &mut self.domains[q.domain];
         d.queues.retain(|&x| x != qid);
         d.cursor = 0;
+        d.deficit = 0;
         Some(q)
     }
 
@@ -161,7 +165,12 @@ impl Queue {
     /// Drops expired leases and returns how many are still in flight.
     pub fn live_leases(&mut self, now_ms: u64) -> usize {
         if self.lease_min_expiry_ms <= now_ms {
+            let before = self.leases.len();
             self.leases.retain(|_, exp| *exp > now_ms);
+            if self.leases.len() < before {
+                // Their URLs are unleased pending entries again, maybe due.
+                self.due_hint_s = 0;
+            }
             self.lease_min_expiry_ms = self.leases.values().copied().min().unwrap_or(u64::MAX);
         }
         self.leases.len()
