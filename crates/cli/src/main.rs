@@ -6,6 +6,8 @@ use clap::{Parser, Subcommand};
 mod alloc;
 mod bench;
 mod demo;
+mod frontier_cmd;
+mod serve_cmd;
 mod sim_cmd;
 mod url_cmd;
 
@@ -31,6 +33,10 @@ enum Command {
     Bench(bench::BenchArgs),
     /// The synthetic web: serve it, print its seeds, ground truth or a URL stream.
     Sim(sim_cmd::SimArgs),
+    /// Serve the URLFrontier 2.6 gRPC API from a PowerCache state directory.
+    Serve(serve_cmd::ServeArgs),
+    /// Talk to a URLFrontier server: put, get, stats, list-queues, list-urls, dump.
+    Frontier(frontier_cmd::FrontierArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -40,6 +46,8 @@ fn main() -> std::process::ExitCode {
         Command::Url(args) => url_cmd::run(args),
         Command::Bench(args) => bench::run(args),
         Command::Sim(args) => sim_cmd::run(args),
+        Command::Serve(args) => serve_cmd::run(args),
+        Command::Frontier(args) => frontier_cmd::run(args),
     };
     match result {
         Ok(code) => code,

@@ -133,7 +133,10 @@ mod tests {
         let loaded = load_file(&path).unwrap();
         assert_eq!(loaded.failed, 3);
         let keys: Vec<&[u8]> = loaded.keys.iter().collect();
-        assert_eq!(keys, vec![&b"com.example.www:s/a"[..], b"com.example/b?x=1"]);
+        assert_eq!(
+            keys,
+            vec![&b"com.example.www:s/a"[..], b"com.example/b?x=1"]
+        );
         assert!(load_file(&dir.path().join("missing")).is_err());
     }
 

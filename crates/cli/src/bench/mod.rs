@@ -4,6 +4,7 @@
 use std::process::ExitCode;
 
 mod clock;
+mod frontier;
 pub mod r#gen;
 mod keys;
 mod peers;
@@ -23,11 +24,14 @@ pub struct BenchArgs {
 enum BenchCommand {
     /// Seen-set backends side by side on the same URLs: memory, insert and lookup time, errors.
     Seen(seen::SeenArgs),
+    /// PowerCache: put (50% duplicates), get + complete, close and reopen.
+    Frontier(frontier::FrontierArgs),
 }
 
 /// Runs one benchmark.
 pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
     match args.command {
         BenchCommand::Seen(a) => seen::run(a),
+        BenchCommand::Frontier(a) => frontier::run(a),
     }
 }

@@ -1,0 +1,93 @@
+//! `mgz serve`: the URLFrontier 2.6 gRPC API over a PowerCache state directory.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use mgz_frontier::{Durability, Frontier, FrontierOptions, SeenFactory};
+use mgz_service::{LogControl, Server, ServerConfig, shutdown_signal};
+
+/// Arguments of `mgz serve`.
+#[derive(clap::Args)]
+pub struct ServeArgs {
+    /// gRPC address; loopback unless told otherwise.
+    #[arg(long, default_value = "127.0.0.1:7071")]
+    listen: SocketAddr,
+    /// State directory of the frontier (created if missing).
+    #[arg(long, default_value = "mgz-frontier")]
+    state: PathBuf,
+    /// Seen-set backend of each crawl.
+    #[arg(long, default_value = "hash")]
+    seen: String,
+    /// Serve Prometheus metrics on this address (`/metrics`).
+    #[arg(long)]
+    metrics: Option<SocketAddr>,
+    /// PEM certificate chain for TLS (with --tls-key).
+    #[arg(long, requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// PEM private key for TLS (with --tls-cert).
+    #[arg(long, requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Bearer token clients must send (also read from MGZ_TOKEN).
+    #[arg(long, env = "MGZ_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// Largest gRPC message accepted or sent, in bytes.
+    #[arg(long, default_value_t = 16 << 20)]
+    max_message_bytes: usize,
+    /// Concurrent streams per client connection.
+    #[arg(long, default_value_t = 256)]
+    max_streams: u32,
+    /// Group-commit interval in ms (acks wait for the fsync); 0 = no fsync, OS buffer only.
+    #[arg(long, default_value_t = 50)]
+    commit_ms: u64,
+    /// Log filter (tracing EnvFilter directives); SetLogLevel refines it at run time.
+    #[arg(long, default_value = "info,fjall=warn,lsm_tree=warn")]
+    log: String,
+}
+
+/// Runs the server until SIGTERM or Ctrl-C, then drains and flushes.
+pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
+    let log = Arc::new(LogControl::install(&args.log)?);
+    let opts = FrontierOptions {
+        seen: seen_factory(&args.seen)?,
+        durability: durability(args.commit_ms),
+        ..FrontierOptions::default()
+    };
+    let frontier = Frontier::open(&args.state, opts)
+        .with_context(|| format!("opening frontier state {}", args.state.display()))?;
+    let config = ServerConfig {
+        listen: args.listen,
+        metrics: args.metrics,
+        tls: args.tls_cert.zip(args.tls_key),
+        token: args.token.filter(|t| !t.is_empty()),
+        max_message_bytes: args.max_message_bytes,
+        max_concurrent_streams: args.max_streams,
+        drain_timeout: Duration::from_secs(10),
+    };
+    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    runtime.block_on(async move {
+        let server = Server::bind(config, Arc::new(frontier), log).await?;
+        server.serve(shutdown_signal()).await
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn durability(commit_ms: u64) -> Durability {
+    match commit_ms {
+        0 => Durability::OsBuffer,
+        ms => Durability::GroupCommit {
+            interval: Duration::from_millis(ms),
+        },
+    }
+}
+
+/// The seen-set backend named on the command line.
+fn seen_factory(name: &str) -> anyhow::Result<SeenFactory> {
+    match name {
+        "hash" => Ok(Arc::new(|| Box::new(mgz_seen::hash::HashSeen::new()))),
+        other => anyhow::bail!("unknown seen backend {other:?} (available here: hash)"),
+    }
+}

@@ -1,0 +1,189 @@
+//! `mgz serve` as a process, driven by `mgz frontier ...`: the startup line,
+//! SIGTERM, SIGKILL after acks, bearer tokens, dump and re-import.
+
+use std::io::{BufRead as _, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+const MGZ: &str = env!("CARGO_BIN_EXE_mgz");
+
+/// A running `mgz serve`; killed when dropped.
+struct Served {
+    child: Child,
+    addr: String,
+    log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(state: &Path, extra: &[&str]) -> Served {
+    let mut child = Command::new(MGZ)
+        .args(["serve", "--listen", "127.0.0.1:0", "--state"])
+        .arg(state)
+        .args(extra)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let addr = loop {
+        let line = lines
+            .next()
+            .expect("server exited before listening")
+            .unwrap();
+        if let Some(rest) = line.split("Started URLFrontierServer addr=").nth(1) {
+            break rest.split_whitespace().next().unwrap().to_owned();
+        }
+    };
+    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = log.clone();
+    std::thread::spawn(move || {
+        lines
+            .map_while(Result::ok)
+            .for_each(|l| sink.lock().unwrap().push(l))
+    });
+    Served { child, addr, log }
+}
+
+fn mgz(served: &Served, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(MGZ)
+        .args(["frontier", "--server", &served.addr])
+        .args(args)
+        .output()
+        .unwrap();
+    let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+    (out.status.success(), text(out.stdout), text(out.stderr))
+}
+
+fn stats_size(served: &Served) -> u64 {
+    let (ok, out, err) = mgz(served, &["stats"]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    v["size"].as_u64().unwrap()
+}
+
+fn sigterm(child: &Child) {
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn sigkill_after_acks_loses_nothing_and_sigterm_flushes() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let input = dir.path().join("urls.txt");
+    let urls: String = (0..3000)
+        .map(|i| format!("http://h{}.example/{i}\n", i % 17))
+        .collect();
+    std::fs::write(&input, urls).unwrap();
+    let mut served = serve(&state, &[]);
+    let (ok, out, err) = mgz(&served, &["put", "--batch", "100", input.to_str().unwrap()]);
+    assert!(ok, "{out}{err}");
+    assert!(out.contains("ok 3000 "), "{out}");
+    // Every ack was sent after the durable point: kill without warning.
+    served.child.kill().unwrap();
+    served.child.wait().unwrap();
+    let served = serve(&state, &[]);
+    assert_eq!(stats_size(&served), 3000);
+    let (ok, out, _) = mgz(&served, &["put", input.to_str().unwrap()]);
+    assert!(
+        ok && out.contains("skipped 3000 "),
+        "re-sent URLs are known: {out}"
+    );
+    let mut served = served;
+    sigterm(&served.child);
+    let status = served.child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    std::thread::sleep(Duration::from_millis(100));
+    let log = served.log.lock().unwrap().join("\n");
+    assert!(log.contains("frontier flushed"), "{log}");
+}
+
+#[test]
+fn bearer_token_is_enforced_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let served = serve(&dir.path().join("s"), &["--token", "hunter2"]);
+    let (ok, _, err) = mgz(&served, &["stats"]);
+    assert!(!ok && err.contains("missing bearer token"), "{err}");
+    let (ok, _, err) = mgz(&served, &["--token", "hunter3", "stats"]);
+    assert!(!ok, "{err}");
+    let (ok, out, err) = mgz(&served, &["--token", "hunter2", "stats"]);
+    assert!(ok, "{err}");
+    assert!(out.contains("\"size\":0"), "{out}");
+}
+
+/// Drops `creationDate` (the import date, by the API's definition).
+fn without_creation(dump: &str) -> Vec<serde_json::Value> {
+    let mut v: Vec<serde_json::Value> = dump
+        .lines()
+        .map(|l| {
+            let mut item: serde_json::Value = serde_json::from_str(l).unwrap();
+            item.as_object_mut().unwrap().remove("creationDate");
+            item
+        })
+        .collect();
+    v.sort_by_key(|i| i.to_string());
+    v
+}
+
+#[test]
+fn dump_and_reimport_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let later = 4_000_000_000u64; // 2096: scheduled, not due
+    let input = dir.path().join("items.jsonl");
+    let lines = [
+        r#"{"discovered":{"info":{"url":"http://example.com/discovered","key":"example.com","metadata":{"source":{"values":["seed"]}}}}}"#.to_owned(),
+        r#"{"known":{"info":{"url":"http://example.com/done","key":"example.com"}}}"#.to_owned(),
+        format!(r#"{{"known":{{"info":{{"url":"http://example.com/later"}},"refetchableFromDate":"{later}"}}}}"#),
+        r#"{"discovered":{"info":{"url":"http://bespoke.com/","crawlID":"BESPOKE"}}}"#.to_owned(),
+    ];
+    std::fs::write(&input, lines.join("\n")).unwrap();
+    let a = serve(&dir.path().join("a"), &[]);
+    let (ok, out, err) = mgz(&a, &["put", input.to_str().unwrap()]);
+    assert!(ok && out.contains("ok 4 "), "{out}{err}");
+    let dump_a = dir.path().join("a.jsonl");
+    let (ok, _, err) = mgz(&a, &["dump", "-o", dump_a.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let text_a = std::fs::read_to_string(&dump_a).unwrap();
+    assert_eq!(text_a.lines().count(), 4);
+    assert!(
+        text_a
+            .lines()
+            .all(|l| l.starts_with("{\"creationDate\"") && l.contains("\"known\""))
+    );
+
+    let b = serve(&dir.path().join("b"), &[]);
+    let (ok, out, err) = mgz(&b, &["put", dump_a.to_str().unwrap()]);
+    assert!(ok && out.contains("ok 4 "), "{out}{err}");
+    let (ok, text_b, err) = mgz(&b, &["dump"]);
+    assert!(ok, "{err}");
+    assert_eq!(without_creation(&text_a), without_creation(&text_b));
+    let done = text_b.lines().find(|l| l.contains("/done")).unwrap();
+    assert!(
+        !done.contains("refetchableFromDate"),
+        "completed stays completed: {done}"
+    );
+    assert!(text_b.contains(&format!("\"refetchableFromDate\":\"{later}\"")));
+    assert!(
+        text_b.contains(r#""metadata":{"source":{"values":["seed"]}}"#),
+        "{text_b}"
+    );
+    assert!(text_b.contains(r#""crawlID":"BESPOKE""#));
+    // Completed and scheduled URLs are not served; the two discovered ones are.
+    let (ok, served_urls, _) = mgz(&b, &["get", "--per-queue", "0"]);
+    assert!(ok);
+    let mut got: Vec<&str> = served_urls.lines().collect();
+    got.sort();
+    assert_eq!(
+        got,
+        ["http://bespoke.com/", "http://example.com/discovered"]
+    );
+}

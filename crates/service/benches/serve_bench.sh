@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Benchmark of `mgz serve` over loopback (docs/BENCHMARKS.md, "URLFrontier service").
+# Usage: crates/service/benches/serve_bench.sh N [HOSTS]   (after cargo build --release)
+# Runs, each server on a fresh state directory (crawl delay set to 0 before serving, so the rate
+# measured is the server's, not politeness):
+#   server 1: PutDiscovered, batches of 256 (mgz frontier put), then GetURLs draining everything
+#             due with no per-queue cap (mgz frontier get --per-queue 0); peak RSS (/usr/bin/time -v)
+#   server 2: PutURLs, one message per URL (mgz frontier put --put-urls), then a crawler loop:
+#             GetURLs 100 per queue, every served URL completed with PutURLs (get --complete)
+#   baseline: the same put_discovered straight into the library (example direct_put, 8 threads)
+set -euo pipefail
+N=${1:-1000000}
+HOSTS=${2:-20000}
+ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
+MGZ=$ROOT/target/release/mgz
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+PORT=$((20000 + RANDOM % 20000))
+python3 "$ROOT/crates/service/benches/gen_urls.py" "$N" "$HOSTS" > "$WORK/urls.txt"
+
+start_server() { # $1 = state dir, $2 = time log
+  /usr/bin/time -v "$MGZ" serve --listen 127.0.0.1:$PORT --state "$1" 2> "$2" &
+  SERVER=$!
+  for _ in $(seq 100); do grep -q "Started URLFrontierServer" "$2" && return; sleep 0.1; done
+  echo "server did not start" >&2; cat "$2" >&2; exit 1
+}
+stop_server() { kill -TERM "$(pgrep -P $SERVER)"; wait $SERVER || true; }
+cli() { "$MGZ" frontier --server 127.0.0.1:$PORT "$@"; }
+
+start_server "$WORK/s1" "$WORK/time1.log"
+echo "PutDiscovered: $(cli put --batch 256 "$WORK/urls.txt")"
+cli set-delay 0
+echo "GetURLs (drain, no per-queue cap): $(cli get --total "$N" --max-queues 0 --per-queue 0 --quiet 2>&1)"
+stop_server
+RSS=$(grep 'Maximum resident' "$WORK/time1.log" | awk '{print $NF}')
+DISK=$(du -sb "$WORK/s1" | cut -f1)
+echo "server 1 peak RSS: $RSS kB; state on disk: $DISK bytes"
+
+PORT=$((PORT + 1))
+start_server "$WORK/s2" "$WORK/time2.log"
+echo "PutURLs:       $(cli put --put-urls "$WORK/urls.txt")"
+cli set-delay 0
+echo "GetURLs (crawler loop, 100/queue, completing): $(cli get --total "$N" --max-queues 0 --per-queue 100 --complete --quiet 2>&1)"
+stop_server
+echo "server 2 peak RSS: $(grep 'Maximum resident' "$WORK/time2.log" | awk '{print $NF}') kB"
+
+echo "baseline:      $("$ROOT/target/release/examples/direct_put" "$WORK/urls.txt" "$WORK/s3" 256)"

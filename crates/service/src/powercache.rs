@@ -1,0 +1,238 @@
+//! [`FrontierBackend`] for PowerCache (`mgz_frontier::Frontier`).
+//!
+//! Mostly one frontier call per RPC. Two places do more:
+//! - PutURLs chunks mix discovered and known items: each kind goes to the
+//!   frontier as one `*_nowait` batch (relative order kept within a kind), the
+//!   two commits are awaited, and the statuses are put back in item order;
+//! - ListURLs pages through `Frontier::list_urls` in pages of [`LIST_PAGE`] so
+//!   a dump of millions of URLs never sits in memory at once.
+
+use mgz_frontier::{Frontier, GetParams as FGet, PutOutcome, UrlQuery};
+
+use crate::backend::{BackendResult, FrontierBackend, Gauges};
+use crate::convert::{self, discovered_status, known_status};
+use crate::proto::ack_message::Status;
+use crate::proto::{
+    BlockQueueParams, CountUrlParams, CrawlLimitParams, GetParams, ListUrlParams, Pagination,
+    PurgeUrlParams, QueueDelayParams, QueueList, QueueWithinCrawlParams, Stats, UrlInfo, UrlItem,
+    UrlStatusRequest, url_item,
+};
+
+/// URLs read from the store per ListURLs page.
+pub const LIST_PAGE: u64 = 50_000;
+
+fn key_opt(key: &str) -> Option<&str> {
+    Some(key).filter(|k| !k.is_empty())
+}
+
+impl FrontierBackend for Frontier {
+    fn put_discovered(&self, batch: Vec<UrlInfo>) -> BackendResult<Vec<Status>> {
+        let items: Vec<_> = batch.into_iter().map(convert::item_in).collect();
+        let outcomes = Frontier::put_discovered(self, &items)?;
+        Ok(outcomes.iter().map(discovered_status).collect())
+    }
+
+    fn put_urls(&self, items: Vec<UrlItem>) -> BackendResult<Vec<Status>> {
+        let mut statuses = vec![Status::Skipped; items.len()];
+        let (mut disc, mut disc_at, mut known, mut known_at) = (vec![], vec![], vec![], vec![]);
+        for (i, item) in items.into_iter().enumerate() {
+            match item.item {
+                Some(url_item::Item::Discovered(d)) => {
+                    disc.push(convert::item_in(d.info.unwrap_or_default()));
+                    disc_at.push(i);
+                }
+                Some(url_item::Item::Known(k)) => {
+                    known.push(convert::known_in(k));
+                    known_at.push(i);
+                }
+                None => {} // neither kind: nothing to store, SKIPPED
+            }
+        }
+        let (disc_out, c1) = self.put_discovered_nowait(&disc)?;
+        let (known_out, c2) = self.put_known_nowait(&known)?;
+        c1.wait()?;
+        c2.wait()?;
+        place(&mut statuses, &disc_at, &disc_out, discovered_status);
+        place(&mut statuses, &known_at, &known_out, known_status);
+        Ok(statuses)
+    }
+
+    fn get_urls(&self, p: &GetParams) -> BackendResult<Vec<UrlInfo>> {
+        let params = FGet {
+            crawl: convert::get_crawl(p.item.clone()),
+            key: key_opt(&p.key).map(str::to_owned),
+            max_queues: p.max_queues,
+            max_urls_per_queue: p.max_urls_per_queue,
+            delay_requestable: p.delay_requestable,
+        };
+        Ok(self
+            .get(&params)?
+            .into_iter()
+            .map(convert::info_out)
+            .collect())
+    }
+
+    fn stats(&self, p: &QueueWithinCrawlParams) -> BackendResult<Stats> {
+        let s = Frontier::stats(self, &p.crawl_id, key_opt(&p.key));
+        let counts = [
+            ("completed", s.completed),
+            ("active_queues", s.active_queues),
+        ];
+        Ok(Stats {
+            size: s.size,
+            in_process: u32::try_from(s.in_flight).unwrap_or(u32::MAX),
+            counts: counts.into_iter().map(|(k, v)| (k.to_owned(), v)).collect(),
+            number_of_queues: s.queues,
+            crawl_id: p.crawl_id.clone(),
+        })
+    }
+
+    fn list_crawls(&self) -> BackendResult<Vec<String>> {
+        Ok(Frontier::list_crawls(self))
+    }
+
+    fn delete_crawl(&self, crawl: &str) -> BackendResult<u64> {
+        Ok(Frontier::delete_crawl(self, crawl)?)
+    }
+
+    fn list_queues(&self, p: &Pagination) -> BackendResult<QueueList> {
+        let page = Frontier::list_queues(self, &p.crawl_id, p.start, p.size, p.include_inactive);
+        Ok(QueueList {
+            size: page.keys.len() as u32,
+            values: page.keys,
+            total: page.total,
+            start: page.start,
+            crawl_id: p.crawl_id.clone(),
+        })
+    }
+
+    fn delete_queue(&self, p: &QueueWithinCrawlParams) -> BackendResult<u64> {
+        Ok(Frontier::delete_queue(self, &p.crawl_id, &p.key)?)
+    }
+
+    fn block_queue_until(&self, p: &BlockQueueParams) -> BackendResult<()> {
+        Ok(Frontier::block_queue_until(
+            self,
+            &p.crawl_id,
+            &p.key,
+            p.time,
+        )?)
+    }
+
+    fn set_delay(&self, p: &QueueDelayParams) -> BackendResult<()> {
+        Ok(Frontier::set_delay(
+            self,
+            &p.crawl_id,
+            key_opt(&p.key),
+            p.delay_requestable,
+        )?)
+    }
+
+    fn set_crawl_limit(&self, p: &CrawlLimitParams) -> BackendResult<()> {
+        Ok(Frontier::set_crawl_limit(
+            self,
+            &p.crawl_id,
+            &p.key,
+            p.limit,
+        )?)
+    }
+
+    fn url_status(&self, p: &UrlStatusRequest) -> BackendResult<Option<UrlItem>> {
+        match Frontier::url_status(self, &p.crawl_id, &p.url, key_opt(&p.key)) {
+            Ok(rec) => Ok(Some(convert::item_out(rec))),
+            Err(mgz_frontier::FrontierError::NotFound(_)) => Ok(None),
+            Err(other) => Err(other.into()),
+        }
+    }
+
+    fn list_urls(
+        &self,
+        p: &ListUrlParams,
+        sink: &mut dyn FnMut(UrlItem) -> bool,
+    ) -> BackendResult<()> {
+        let mut query = query(&p.crawl_id, &p.key, p.filter.clone(), p.ignore_case);
+        let (mut start, mut left) = (u64::from(p.start), u64::from(p.size));
+        while left > 0 {
+            query.start = start;
+            query.size = left.min(LIST_PAGE);
+            let page = Frontier::list_urls(self, &query)?;
+            let got = page.len() as u64;
+            for rec in page {
+                if !sink(convert::item_out(rec)) {
+                    return Ok(());
+                }
+            }
+            if got < query.size {
+                break;
+            }
+            start += got;
+            left -= got;
+        }
+        Ok(())
+    }
+
+    fn count_urls(&self, p: &CountUrlParams) -> BackendResult<u64> {
+        Ok(Frontier::count_urls(
+            self,
+            &query(&p.crawl_id, &p.key, p.filter.clone(), p.ignore_case),
+        )?)
+    }
+
+    fn purge_urls(&self, p: &PurgeUrlParams) -> BackendResult<u64> {
+        Ok(Frontier::purge_urls(
+            self,
+            &p.crawl_id,
+            key_opt(&p.key),
+            p.days,
+        )?)
+    }
+
+    fn set_active(&self, state: bool) -> BackendResult<()> {
+        Ok(Frontier::set_active(self, state)?)
+    }
+
+    fn is_active(&self) -> bool {
+        Frontier::is_active(self)
+    }
+
+    fn gauges(&self) -> Gauges {
+        let mut g = Gauges {
+            seen_bytes: self.seen_bytes() as u64,
+            ..Gauges::default()
+        };
+        for crawl in Frontier::list_crawls(self) {
+            let s = Frontier::stats(self, &crawl, None);
+            g.queues += s.queues;
+            g.in_flight += s.in_flight;
+            g.pending += s.size;
+        }
+        g
+    }
+
+    fn flush(&self) -> BackendResult<()> {
+        Ok(Frontier::flush(self)?)
+    }
+}
+
+fn query(crawl: &str, key: &str, filter: Option<String>, ignore_case: Option<bool>) -> UrlQuery {
+    UrlQuery {
+        crawl: crawl.to_owned(),
+        key: key_opt(key).map(str::to_owned),
+        filter: filter.filter(|f| !f.is_empty()),
+        ignore_case: ignore_case.unwrap_or(false),
+        start: 0,
+        size: 0,
+    }
+}
+
+/// Writes the status of `outcomes[j]` at `statuses[at[j]]`.
+fn place(
+    statuses: &mut [Status],
+    at: &[usize],
+    outcomes: &[PutOutcome],
+    f: fn(&PutOutcome) -> Status,
+) {
+    for (&i, outcome) in at.iter().zip(outcomes) {
+        statuses[i] = f(outcome);
+    }
+}
