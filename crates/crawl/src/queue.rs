@@ -1,0 +1,163 @@
+//! The crawler's view of the PowerCache frontier: every call runs on the
+//! blocking pool (the frontier is synchronous and waits for group commit),
+//! plus the per-depth pending counts that drive breadth-first waves.
+//!
+//! Waves: URLs are fetched depth by depth. While any URL of depth `W` is
+//! pending, leases of deeper URLs are handed back for a second. So a URL is
+//! always first discovered at its least depth (links cost one, redirects
+//! none), which makes `--max-depth` exact: the crawl reaches precisely the
+//! pages within that many links of a seed, whatever order hosts progress in.
+
+use std::sync::Arc;
+use std::sync::Mutex;
+
+use mgz_frontier::{Frontier, GetParams, KnownItem, PutOutcome, UrlItem, UrlQuery, UrlRecord};
+
+use crate::CrawlError;
+
+/// Frontier handle plus pending counts per depth.
+pub struct Queue {
+    frontier: Arc<Frontier>,
+    pending: Mutex<Vec<u64>>,
+}
+
+fn ferr(e: impl std::fmt::Display) -> CrawlError {
+    CrawlError::Frontier(e.to_string())
+}
+
+/// Seconds since the epoch.
+pub fn now_s() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+impl Queue {
+    /// Wraps `frontier`, counting the URLs it already holds (resume).
+    pub async fn open(frontier: Arc<Frontier>) -> Result<Queue, CrawlError> {
+        let f = frontier.clone();
+        let pending = tokio::task::spawn_blocking(move || count_pending(&f))
+            .await
+            .map_err(ferr)??;
+        Ok(Queue { frontier, pending: Mutex::new(pending) })
+    }
+
+    async fn call<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Frontier) -> T + Send + 'static,
+    ) -> Result<T, CrawlError> {
+        let fr = self.frontier.clone();
+        tokio::task::spawn_blocking(move || f(&fr)).await.map_err(ferr)
+    }
+
+    fn add_pending(&self, depth: u32, delta: i64) {
+        let mut p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let d = depth as usize;
+        if p.len() <= d {
+            p.resize(d + 1, 0);
+        }
+        p[d] = p[d].saturating_add_signed(delta);
+    }
+
+    /// The shallowest depth with pending URLs, `None` when nothing is pending.
+    pub fn wave(&self) -> Option<u32> {
+        let p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        p.iter().position(|&n| n > 0).map(|d| d as u32)
+    }
+
+    /// Total pending URLs.
+    pub fn pending(&self) -> u64 {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner()).iter().sum()
+    }
+
+    /// Puts discovered URLs; returns the outcome of each.
+    pub async fn discover(&self, items: Vec<UrlItem>) -> Result<Vec<PutOutcome>, CrawlError> {
+        if items.is_empty() {
+            return Ok(Vec::new());
+        }
+        let depths: Vec<u32> = items.iter().map(|i| i.depth).collect();
+        let out = self.call(move |f| f.put_discovered(&items)).await?.map_err(ferr)?;
+        for (o, d) in out.iter().zip(depths) {
+            if *o == PutOutcome::New {
+                self.add_pending(d, 1);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Leases up to `queues` queues × `per_queue` URLs.
+    pub async fn lease(&self, queues: u32, per_queue: u32) -> Result<Vec<UrlRecord>, CrawlError> {
+        let params = GetParams {
+            max_queues: queues,
+            max_urls_per_queue: per_queue,
+            delay_requestable: 600,
+            ..GetParams::default()
+        };
+        self.call(move |f| f.get(&params)).await?.map_err(ferr)
+    }
+
+    /// Marks `rec` completed (never served again).
+    pub async fn complete(&self, rec: UrlRecord) -> Result<(), CrawlError> {
+        let depth = rec.depth;
+        self.reschedule(rec, 0).await?;
+        self.add_pending(depth, -1);
+        Ok(())
+    }
+
+    /// Hands `rec` back to be served at `at_s` (seconds since the epoch, > 0).
+    pub async fn reschedule(&self, rec: UrlRecord, at_s: u64) -> Result<(), CrawlError> {
+        let item = KnownItem {
+            item: UrlItem {
+                crawl: rec.crawl,
+                url: rec.url,
+                key: Some(rec.key),
+                metadata: rec.metadata,
+                depth: rec.depth,
+                created: rec.created,
+            },
+            next_fetch: at_s,
+        };
+        self.call(move |f| f.put_known(&[item])).await?.map_err(ferr)?;
+        Ok(())
+    }
+
+    /// Blocks a queue until `until_s`.
+    pub async fn block(&self, key: String, until_s: u64) -> Result<(), CrawlError> {
+        self.call(move |f| f.block_queue_until("", &key, until_s)).await?.map_err(ferr)
+    }
+
+    /// Sets the frontier's default politeness delay (whole seconds).
+    pub async fn set_default_delay(&self, secs: u32) -> Result<(), CrawlError> {
+        self.call(move |f| f.set_delay("", None, secs)).await?.map_err(ferr)
+    }
+
+    /// Heap bytes of the seen set.
+    pub fn seen_bytes(&self) -> u64 {
+        self.frontier.seen_bytes() as u64
+    }
+
+    /// Makes every write durable now.
+    pub async fn flush(&self) -> Result<(), CrawlError> {
+        self.call(|f| f.flush()).await?.map_err(ferr)
+    }
+}
+
+fn count_pending(f: &Frontier) -> Result<Vec<u64>, CrawlError> {
+    let mut pending = Vec::new();
+    let mut start = 0;
+    loop {
+        let q = UrlQuery { start, size: 10_000, ..UrlQuery::default() };
+        let page = f.list_urls(&q).map_err(ferr)?;
+        if page.is_empty() {
+            return Ok(pending);
+        }
+        start += page.len() as u64;
+        for r in page.iter().filter(|r| r.next_fetch != 0) {
+            let d = r.depth as usize;
+            if pending.len() <= d {
+                pending.resize(d + 1, 0);
+            }
+            pending[d] += 1;
+        }
+    }
+}
