@@ -7,6 +7,18 @@ use std::time::Duration;
 use crate::fetch::FetchConfig;
 use crate::traps::{Scope, TrapLimits};
 
+/// Which sitemaps a crawl reads. Their URLs get the depth of the page whose
+/// visit first fetched the host's robots.txt, plus one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sitemaps {
+    /// None.
+    Off,
+    /// Those named by robots.txt `Sitemap:` lines (the default).
+    Robots,
+    /// Those, and `/sitemap.xml` of every host (`--sitemaps`).
+    RobotsAndGuess,
+}
+
 /// Everything a crawl run needs to know.
 #[derive(Debug, Clone)]
 pub struct CrawlConfig {
@@ -42,8 +54,8 @@ pub struct CrawlConfig {
     pub fetch: FetchConfig,
     /// Ignore robots.txt entirely.
     pub ignore_robots: bool,
-    /// Also try `/sitemap.xml` on every host (robots.txt `Sitemap:` lines are always read).
-    pub sitemaps: bool,
+    /// Which sitemaps are read.
+    pub sitemaps: Sitemaps,
     /// How long to wait before asking an unreachable robots.txt again.
     pub robots_retry: Duration,
     /// How many times an unreachable robots.txt is retried before its URLs are dropped.
@@ -75,7 +87,7 @@ impl Default for CrawlConfig {
             policy: mgz_url::Policy::safe(),
             fetch: FetchConfig::default(),
             ignore_robots: false,
-            sitemaps: false,
+            sitemaps: Sitemaps::Robots,
             robots_retry: Duration::from_secs(60),
             robots_retries: 2,
             traps: TrapLimits::default(),

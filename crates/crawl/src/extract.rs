@@ -106,8 +106,18 @@ pub fn robots_directives(value: &str) -> (bool, bool) {
     (noindex, nofollow)
 }
 
+/// Decodes character references (`&amp;`, `&#47;`, `&eacute;`): lol_html
+/// hands out attribute values and text as written.
+fn unescape(raw: &str) -> std::borrow::Cow<'_, str> {
+    if raw.contains('&') {
+        html_escape::decode_html_entities(raw)
+    } else {
+        raw.into()
+    }
+}
+
 fn push_capped(dst: &mut String, src: &str, cap: usize) {
-    for word in src.split_whitespace() {
+    for word in unescape(src).split_whitespace() {
         if dst.len() + word.len() + 1 > cap {
             return;
         }
@@ -135,7 +145,7 @@ fn add_link(out: &RefCell<Extracted>, value: Option<String>) {
     if let Some(v) = value.filter(|v| v.len() <= MAX_HREF)
         && o.links.len() < MAX_LINKS
     {
-        o.links.push(v);
+        o.links.push(unescape(&v).into_owned());
     }
 }
 
@@ -181,7 +191,7 @@ fn run_rewriter(html: &[u8], out: &RefCell<Extracted>) {
             element!("base[href]", |el| {
                 let mut o = out.borrow_mut();
                 if o.base.is_none() {
-                    o.base = el.get_attribute("href");
+                    o.base = el.get_attribute("href").map(|b| unescape(&b).into_owned());
                 }
                 Ok(())
             }),
@@ -230,19 +240,22 @@ mod tests {
  World </title><meta name="Description" content="A page"><meta name=keywords content="x, y">
 <meta name="robots" content="NOFOLLOW"><link rel="next" href="/p2"><link rel=stylesheet href="s.css">
 <script>var hidden = "<a href='/no'>";</script><style>.x{}</style></head>
-<body><a href="a.html">A</a> text <AREA HREF="m.html"><iframe src="//c.sim/f"></iframe>
+<body><a href="a.html?x=1&amp;y=2">A &amp; B</a> text <AREA HREF="m.html"><iframe src="//c.sim/f"></iframe>
 <frame src="fr.html"><a name="x">no href</a></body></html>"#;
 
     #[test]
     fn collects_everything() {
         let e = extract(PAGE.as_bytes(), Some("text/html"));
-        assert_eq!(e.links, ["/p2", "a.html", "m.html", "//c.sim/f", "fr.html"]);
+        assert_eq!(
+            e.links,
+            ["/p2", "a.html?x=1&y=2", "m.html", "//c.sim/f", "fr.html"]
+        );
         assert_eq!(e.base.as_deref(), Some("http://b.sim/dir/"));
         assert_eq!(e.title, "Hello World");
         assert_eq!(e.description, "A page");
         assert_eq!(e.keywords, "x, y");
         assert!(e.nofollow && !e.noindex);
-        assert_eq!(e.text, "A text no href");
+        assert_eq!(e.text, "A & B text no href");
     }
 
     #[test]

@@ -39,7 +39,10 @@ impl Queue {
         let pending = tokio::task::spawn_blocking(move || count_pending(&f))
             .await
             .map_err(ferr)??;
-        Ok(Queue { frontier, pending: Mutex::new(pending) })
+        Ok(Queue {
+            frontier,
+            pending: Mutex::new(pending),
+        })
     }
 
     async fn call<T: Send + 'static>(
@@ -47,7 +50,9 @@ impl Queue {
         f: impl FnOnce(&Frontier) -> T + Send + 'static,
     ) -> Result<T, CrawlError> {
         let fr = self.frontier.clone();
-        tokio::task::spawn_blocking(move || f(&fr)).await.map_err(ferr)
+        tokio::task::spawn_blocking(move || f(&fr))
+            .await
+            .map_err(ferr)
     }
 
     fn add_pending(&self, depth: u32, delta: i64) {
@@ -67,7 +72,11 @@ impl Queue {
 
     /// Total pending URLs.
     pub fn pending(&self) -> u64 {
-        self.pending.lock().unwrap_or_else(|e| e.into_inner()).iter().sum()
+        self.pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .sum()
     }
 
     /// Puts discovered URLs; returns the outcome of each.
@@ -76,7 +85,10 @@ impl Queue {
             return Ok(Vec::new());
         }
         let depths: Vec<u32> = items.iter().map(|i| i.depth).collect();
-        let out = self.call(move |f| f.put_discovered(&items)).await?.map_err(ferr)?;
+        let out = self
+            .call(move |f| f.put_discovered(&items))
+            .await?
+            .map_err(ferr)?;
         for (o, d) in out.iter().zip(depths) {
             if *o == PutOutcome::New {
                 self.add_pending(d, 1);
@@ -117,18 +129,24 @@ impl Queue {
             },
             next_fetch: at_s,
         };
-        self.call(move |f| f.put_known(&[item])).await?.map_err(ferr)?;
+        self.call(move |f| f.put_known(&[item]))
+            .await?
+            .map_err(ferr)?;
         Ok(())
     }
 
     /// Blocks a queue until `until_s`.
     pub async fn block(&self, key: String, until_s: u64) -> Result<(), CrawlError> {
-        self.call(move |f| f.block_queue_until("", &key, until_s)).await?.map_err(ferr)
+        self.call(move |f| f.block_queue_until("", &key, until_s))
+            .await?
+            .map_err(ferr)
     }
 
     /// Sets the frontier's default politeness delay (whole seconds).
     pub async fn set_default_delay(&self, secs: u32) -> Result<(), CrawlError> {
-        self.call(move |f| f.set_delay("", None, secs)).await?.map_err(ferr)
+        self.call(move |f| f.set_delay("", None, secs))
+            .await?
+            .map_err(ferr)
     }
 
     /// Heap bytes of the seen set.
@@ -146,7 +164,11 @@ fn count_pending(f: &Frontier) -> Result<Vec<u64>, CrawlError> {
     let mut pending = Vec::new();
     let mut start = 0;
     loop {
-        let q = UrlQuery { start, size: 10_000, ..UrlQuery::default() };
+        let q = UrlQuery {
+            start,
+            size: 10_000,
+            ..UrlQuery::default()
+        };
         let page = f.list_urls(&q).map_err(ferr)?;
         if page.is_empty() {
             return Ok(pending);
@@ -159,5 +181,12 @@ fn count_pending(f: &Frontier) -> Result<Vec<u64>, CrawlError> {
             }
             pending[d] += 1;
         }
+    }
+}
+
+impl Queue {
+    /// URLs the frontier itself counts as not completed.
+    pub async fn frontier_pending(&self) -> u64 {
+        self.call(|f| f.stats("", None).size).await.unwrap_or(0)
     }
 }

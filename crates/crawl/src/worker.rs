@@ -39,7 +39,10 @@ pub enum Next {
 }
 
 fn meta_num(m: &Metadata, key: &str) -> u32 {
-    m.get(key).and_then(|v| v.first()).and_then(|s| s.parse().ok()).unwrap_or(0)
+    m.get(key)
+        .and_then(|v| v.first())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
 }
 
 fn bump_meta(m: &mut Metadata, key: &str) -> u32 {
@@ -129,7 +132,9 @@ async fn on_error(sh: &Shared, rec: &mut UrlRecord, e: CrawlError) -> Result<Nex
 
 async fn on_response(sh: &Shared, rec: &mut UrlRecord, resp: Fetched) -> Result<Next, CrawlError> {
     Counters::bump(&sh.counters.pages_fetched);
-    sh.counters.bytes.fetch_add(resp.body.len() as u64, std::sync::atomic::Ordering::Relaxed);
+    sh.counters
+        .bytes
+        .fetch_add(resp.body.len() as u64, std::sync::atomic::Ordering::Relaxed);
     if let Some(w) = &sh.warc
         && let Err(e) = w.write_exchange(&rec.url, sh.fetcher.user_agent(), &resp)
     {
@@ -150,7 +155,12 @@ async fn on_response(sh: &Shared, rec: &mut UrlRecord, resp: Fetched) -> Result<
     }
 }
 
-async fn record(sh: &Shared, rec: &UrlRecord, resp: &Fetched, error: Option<String>) -> Result<Next, CrawlError> {
+async fn record(
+    sh: &Shared,
+    rec: &UrlRecord,
+    resp: &Fetched,
+    error: Option<String>,
+) -> Result<Next, CrawlError> {
     let mut row = base_row(rec, resp.status);
     row.content_type = resp.header("content-type").map(str::to_string);
     row.bytes = resp.body.len() as u64;
@@ -177,7 +187,9 @@ async fn throttled(sh: &Shared, rec: &mut UrlRecord, resp: &Fetched) -> Result<N
 async fn redirect(sh: &Shared, rec: &UrlRecord, resp: &Fetched) -> Result<Next, CrawlError> {
     let location = resp.header("location").unwrap_or_default();
     let base = CanonicalUrl::parse(&rec.url, None, &sh.cfg.policy).ok();
-    let Some(target) = base.and_then(|b| CanonicalUrl::parse(location, Some(&b), &sh.cfg.policy).ok()) else {
+    let Some(target) =
+        base.and_then(|b| CanonicalUrl::parse(location, Some(&b), &sh.cfg.policy).ok())
+    else {
         sh.counters.error("redirect_invalid");
         return record(sh, rec, resp, Some(format!("bad Location {location:?}"))).await;
     };
@@ -217,7 +229,10 @@ async fn page(sh: &Shared, rec: &UrlRecord, resp: Fetched) -> Result<Next, Crawl
     row.content_hash = Some(format!("{:x}", Sha256::digest(&resp.body)));
     row.error = resp.truncated.then(|| "truncated".to_string());
     if is_html(ct.as_deref(), &resp.body) {
-        let xrobots = resp.header("x-robots-tag").map(extract::robots_directives).unwrap_or_default();
+        let xrobots = resp
+            .header("x-robots-tag")
+            .map(extract::robots_directives)
+            .unwrap_or_default();
         let body = resp.body;
         let ex = tokio::task::spawn_blocking(move || extract::extract(&body, ct.as_deref()))
             .await
@@ -225,7 +240,10 @@ async fn page(sh: &Shared, rec: &UrlRecord, resp: Fetched) -> Result<Next, Crawl
         let (noindex, nofollow) = (ex.noindex || xrobots.0, ex.nofollow || xrobots.1);
         if !nofollow && rec.depth < sh.cfg.max_depth {
             let page_url = CanonicalUrl::parse(&rec.url, None, &sh.cfg.policy).ok();
-            let base = ex.base.as_deref().and_then(|b| CanonicalUrl::parse(b, page_url.as_ref(), &sh.cfg.policy).ok());
+            let base = ex
+                .base
+                .as_deref()
+                .and_then(|b| CanonicalUrl::parse(b, page_url.as_ref(), &sh.cfg.policy).ok());
             let base = base.or(page_url);
             discover(sh, base.as_ref(), &ex.links, rec.depth + 1, Metadata::new()).await?;
         }
@@ -237,13 +255,22 @@ async fn page(sh: &Shared, rec: &UrlRecord, resp: Fetched) -> Result<Next, Crawl
 }
 
 fn fill_keywords(row: &mut PageRow, ex: &extract::Extracted, noindex: bool) {
-    let mut kw: Vec<String> = ex.keywords.split(',').map(|k| k.trim().to_string()).filter(|k| !k.is_empty()).collect();
+    let mut kw: Vec<String> = ex
+        .keywords
+        .split(',')
+        .map(|k| k.trim().to_string())
+        .filter(|k| !k.is_empty())
+        .collect();
     kw.extend(terms::top_terms(&ex.text, 10));
     row.title = Some(ex.title.clone());
     row.description = Some(ex.description.clone());
     row.keywords = Some(kw.join(", "));
     if noindex {
-        row.error = Some(row.error.take().map_or("noindex".into(), |e| format!("{e}; noindex")));
+        row.error = Some(
+            row.error
+                .take()
+                .map_or("noindex".into(), |e| format!("{e}; noindex")),
+        );
     } else {
         row.text = Some(ex.text.clone());
     }
