@@ -12,14 +12,15 @@ use crate::run::Shared;
 use crate::stats::Counters;
 use crate::traps::Verdict;
 
-/// Queues `hrefs` (resolved against `base`) at `depth` with `meta`.
+/// Queues `hrefs` (resolved against `base`) at `depth` with `meta`; returns
+/// the URLs that were already known.
 pub async fn discover(
     sh: &Shared,
     base: Option<&CanonicalUrl>,
     hrefs: &[String],
     depth: u32,
     meta: Metadata,
-) -> Result<(), CrawlError> {
+) -> Result<Vec<String>, CrawlError> {
     let c = &sh.counters;
     let mut local = HashSet::new();
     let mut items = Vec::new();
@@ -59,7 +60,8 @@ pub async fn discover(
         });
     }
     let outcomes = sh.queue.discover(items.clone()).await?;
-    for (o, item) in outcomes.iter().zip(&items) {
+    let mut known = Vec::new();
+    for (o, item) in outcomes.iter().zip(items) {
         match o {
             PutOutcome::New => {
                 Counters::bump(&c.queued);
@@ -67,10 +69,13 @@ pub async fn discover(
                     sh.filter.charge(u.host_str().unwrap_or(""));
                 }
             }
-            PutOutcome::Seen | PutOutcome::Updated => Counters::bump(&c.duplicates_skipped),
+            PutOutcome::Seen | PutOutcome::Updated => {
+                Counters::bump(&c.duplicates_skipped);
+                known.push(item.url);
+            }
             PutOutcome::Rejected(_) => c.error("rejected_url"),
             _ => {}
         }
     }
-    Ok(())
+    Ok(known)
 }

@@ -19,6 +19,9 @@ use crate::CrawlError;
 pub struct Queue {
     frontier: Arc<Frontier>,
     pending: Mutex<Vec<u64>>,
+    /// URLs whose depth was lowered while pending (see [`Queue::lower`]),
+    /// and the lock that orders every depth-rewriting `put_known`.
+    lowered: Arc<Mutex<std::collections::HashMap<String, u32>>>,
 }
 
 fn ferr(e: impl std::fmt::Display) -> CrawlError {
@@ -42,6 +45,7 @@ impl Queue {
         Ok(Queue {
             frontier,
             pending: Mutex::new(pending),
+            lowered: Arc::default(),
         })
     }
 
@@ -116,25 +120,75 @@ impl Queue {
         Ok(())
     }
 
-    /// Hands `rec` back to be served at `at_s` (seconds since the epoch, > 0).
-    pub async fn reschedule(&self, rec: UrlRecord, at_s: u64) -> Result<(), CrawlError> {
-        let item = KnownItem {
-            item: UrlItem {
-                crawl: rec.crawl,
-                url: rec.url,
-                key: Some(rec.key),
-                metadata: rec.metadata,
-                depth: rec.depth,
-                created: rec.created,
-            },
-            next_fetch: at_s,
-        };
-        self.call(move |f| f.put_known(&[item]))
-            .await?
-            .map_err(ferr)?;
+    /// The depth `rec` should have: lower than leased when a redirect found a
+    /// shorter path to it meanwhile.
+    pub fn effective_depth(&self, rec: &UrlRecord) -> u32 {
+        let l = self.lowered.lock().unwrap_or_else(|e| e.into_inner());
+        l.get(&rec.url).map_or(rec.depth, |&d| d.min(rec.depth))
+    }
+
+    /// A redirect reached `url` at `depth`, but it was already queued deeper:
+    /// while it is still pending, move it to `depth` (0-1 BFS: a redirect
+    /// costs no hop, so its target may be shallower than a link found first).
+    pub async fn lower(&self, url: String, depth: u32) -> Result<(), CrawlError> {
+        let lowered = self.lowered.clone();
+        let moved = self
+            .call(move |f| -> Result<Option<u32>, CrawlError> {
+                let mut l = lowered.lock().unwrap_or_else(|e| e.into_inner());
+                let rec = match f.url_status("", &url, None) {
+                    Ok(r) => r,
+                    Err(_) => return Ok(None),
+                };
+                if rec.next_fetch == 0 || rec.depth <= depth {
+                    return Ok(None);
+                }
+                let old = rec.depth;
+                l.insert(url, depth);
+                let next_fetch = rec.next_fetch;
+                f.put_known(&[known(rec, depth, next_fetch)])
+                    .map_err(ferr)?;
+                Ok(Some(old))
+            })
+            .await??;
+        if let Some(old) = moved {
+            self.add_pending(old, -1);
+            self.add_pending(depth, 1);
+        }
         Ok(())
     }
 
+    /// Hands `rec` back to be served at `at_s` (seconds since the epoch, > 0).
+    pub async fn reschedule(&self, rec: UrlRecord, at_s: u64) -> Result<(), CrawlError> {
+        let lowered = self.lowered.clone();
+        self.call(move |f| {
+            let mut l = lowered.lock().unwrap_or_else(|e| e.into_inner());
+            let depth = l.get(&rec.url).map_or(rec.depth, |&d| d.min(rec.depth));
+            if at_s == 0 {
+                l.remove(&rec.url);
+            }
+            f.put_known(&[known(rec, depth, at_s)])
+        })
+        .await?
+        .map_err(ferr)?;
+        Ok(())
+    }
+}
+
+fn known(rec: UrlRecord, depth: u32, next_fetch: u64) -> KnownItem {
+    KnownItem {
+        item: UrlItem {
+            crawl: rec.crawl,
+            url: rec.url,
+            key: Some(rec.key),
+            metadata: rec.metadata,
+            depth,
+            created: rec.created,
+        },
+        next_fetch,
+    }
+}
+
+impl Queue {
     /// Blocks a queue until `until_s`.
     pub async fn block(&self, key: String, until_s: u64) -> Result<(), CrawlError> {
         self.call(move |f| f.block_queue_until("", &key, until_s))

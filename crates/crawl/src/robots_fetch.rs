@@ -79,7 +79,9 @@ async fn read_sitemaps(sh: &Shared, mut todo: Vec<String>, depth: u32) -> Result
         };
         match sitemap::parse(&resp.body) {
             Ok(Sitemap::Index(more)) => todo.extend(more),
-            Ok(Sitemap::Urls(urls)) => discover(sh, None, &urls, depth, Default::default()).await?,
+            Ok(Sitemap::Urls(urls)) => {
+                discover(sh, None, &urls, depth, Default::default()).await?;
+            }
             Err(_) => sh.counters.error("sitemap_parse"),
         }
     }

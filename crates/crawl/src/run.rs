@@ -189,7 +189,8 @@ async fn dispatch(sh: &Arc<Shared>, stop: &AtomicBool) -> Result<(), CrawlError>
             continue;
         }
         idle_since = None;
-        for rec in leases {
+        for mut rec in leases {
+            rec.depth = sh.queue.effective_depth(&rec);
             if rec.depth > wave {
                 // Not this wave's turn: hand it back for a second.
                 let sh = sh.clone();

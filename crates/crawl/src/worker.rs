@@ -205,7 +205,10 @@ async fn redirect(sh: &Shared, rec: &UrlRecord, resp: &Fetched) -> Result<Next, 
     } else {
         chain.push(rec.url.clone());
         let meta = Metadata::from([("chain".to_string(), chain)]);
-        discover(sh, None, &[target.as_str().to_string()], rec.depth, meta).await?;
+        let target = target.as_str().to_string();
+        for known in discover(sh, None, &[target], rec.depth, meta).await? {
+            sh.queue.lower(known, rec.depth).await?;
+        }
     }
     sh.store.store(row).await?;
     Ok(Next::Complete)

@@ -19,11 +19,11 @@ async fn check(max_depth: u32, obey_robots: bool) {
         .into_iter()
         .collect();
     assert!(!truth.is_empty());
-    assert_eq!(
-        stored,
-        truth,
-        "depth {max_depth} robots {obey_robots}: {}",
-        diff(&stored, &truth)
+    let db = dir.path().join("pages.db");
+    assert!(
+        stored == truth,
+        "depth {max_depth} robots {obey_robots}: {} {summary:?}",
+        diff_db(&db, &stored, &truth)
     );
     let mut seen: HashMap<(String, String), u32> = HashMap::new();
     for r in server.log() {

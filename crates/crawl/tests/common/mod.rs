@@ -40,7 +40,7 @@ pub fn crawl_config(
         per_host: 2,
         delay: Duration::from_millis(0),
         sitemaps: Sitemaps::Off,
-        robots_retry: Duration::from_millis(500),
+        robots_retry: Duration::from_secs(60),
         robots_retries: 0,
         backoff: Duration::from_millis(200),
         progress: false,
@@ -70,6 +70,18 @@ pub fn stored_pages(db: &Path) -> BTreeSet<String> {
         })
         .map(|(u, _, _)| u)
         .collect()
+}
+
+/// Prints the differences between two sets (for failing assertions), with
+/// what the database holds for the missing URLs.
+pub fn diff_db(db: &Path, stored: &BTreeSet<String>, truth: &BTreeSet<String>) -> String {
+    let rows = mgz_crawl::store::stored_urls(db).unwrap();
+    let notes: Vec<_> = truth
+        .difference(stored)
+        .take(10)
+        .map(|u| (u, rows.iter().find(|r| &r.0 == u).cloned()))
+        .collect();
+    format!("{}; rows of missing: {notes:?}", diff(stored, truth))
 }
 
 /// Prints the differences between two sets (for failing assertions).
