@@ -1,0 +1,199 @@
+//! Group commit: a write is acknowledged only once the journal holding it is
+//! fsynced, and one fsync covers every write made before it started.
+//!
+//! Writers commit their fjall batch (which lands in the journal buffer), take
+//! an epoch number and wait. A background thread wakes at most every
+//! `interval`, notes the newest epoch, flushes and fsyncs the journal, then
+//! publishes that epoch as durable. So a burst of concurrent writers shares one
+//! fsync, and a lone writer waits at most `interval` plus one fsync.
+//! If an fsync fails the committer is poisoned: that and every later wait
+//! returns an error and nothing more is acknowledged.
+
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use fjall::{Database, PersistMode};
+
+use crate::error::{FrontierError, Result};
+
+/// When an acknowledged write is durable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Durability {
+    /// Group commit: fsync at most every `interval` (default 50 ms), callers wait for it.
+    GroupCommit {
+        /// Longest time between two fsyncs while writes are waiting.
+        interval: Duration,
+    },
+    /// Flush to the OS on every write, never fsync: survives a process kill,
+    /// not a power cut. For benchmarks and tests.
+    OsBuffer,
+}
+
+impl Default for Durability {
+    fn default() -> Self {
+        Durability::GroupCommit {
+            interval: Duration::from_millis(50),
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct State {
+    written: u64,
+    durable: u64,
+    poisoned: Option<String>,
+    stop: bool,
+}
+
+#[derive(Debug)]
+struct Shared {
+    state: Mutex<State>,
+    wake: Condvar,
+    done: Condvar,
+}
+
+/// The group committer of one open frontier.
+pub struct Committer {
+    shared: Arc<Shared>,
+    db: Database,
+    mode: Durability,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// A write waiting to become durable; [`Commit::wait`] blocks until it is.
+#[derive(Debug, Clone)]
+#[must_use = "a write is acknowledged only after Commit::wait returns Ok"]
+pub struct Commit {
+    epoch: u64,
+    shared: Option<Arc<Shared>>,
+}
+
+impl Commit {
+    /// A commit that is already durable (nothing was written).
+    pub fn done() -> Self {
+        Commit {
+            epoch: 0,
+            shared: None,
+        }
+    }
+
+    /// Blocks until the write is durable under the configured policy.
+    pub fn wait(self) -> Result<()> {
+        let Some(shared) = self.shared else {
+            return Ok(());
+        };
+        let mut st = lock(&shared.state);
+        loop {
+            if let Some(reason) = &st.poisoned {
+                return Err(FrontierError::Poisoned(reason.clone()));
+            }
+            if st.durable >= self.epoch {
+                return Ok(());
+            }
+            st = shared.done.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Committer {
+    /// Starts the committer for `db`.
+    pub fn start(db: Database, mode: Durability) -> Result<Committer> {
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State::default()),
+            wake: Condvar::new(),
+            done: Condvar::new(),
+        });
+        let thread = match mode {
+            Durability::GroupCommit { interval } => {
+                let (s, d) = (shared.clone(), db.clone());
+                let handle = std::thread::Builder::new()
+                    .name("mgz-frontier-commit".into())
+                    .spawn(move || run(&s, &d, interval))
+                    .map_err(|e| FrontierError::io("commit thread", e))?;
+                Some(handle)
+            }
+            Durability::OsBuffer => None,
+        };
+        Ok(Committer {
+            shared,
+            db,
+            mode,
+            thread,
+        })
+    }
+
+    /// Registers a write just committed to the journal buffer; call while
+    /// still holding the lock that ordered the write.
+    pub fn written(&self) -> Result<Commit> {
+        if let Durability::OsBuffer = self.mode {
+            self.db.persist(PersistMode::Buffer)?;
+            return Ok(Commit::done());
+        }
+        let mut st = lock(&self.shared.state);
+        if let Some(reason) = &st.poisoned {
+            return Err(FrontierError::Poisoned(reason.clone()));
+        }
+        st.written += 1;
+        self.shared.wake.notify_one();
+        Ok(Commit {
+            epoch: st.written,
+            shared: Some(self.shared.clone()),
+        })
+    }
+
+    /// Makes everything written so far durable now.
+    pub fn sync_now(&self) -> Result<()> {
+        self.db.persist(PersistMode::SyncAll)?;
+        Ok(())
+    }
+}
+
+impl Drop for Committer {
+    fn drop(&mut self) {
+        lock(&self.shared.state).stop = true;
+        self.shared.wake.notify_all();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// The committer thread: wait for work, respect the interval, fsync, publish.
+fn run(shared: &Shared, db: &Database, interval: Duration) {
+    let mut last = Instant::now() - interval;
+    loop {
+        let target = {
+            let mut st = lock(&shared.state);
+            while st.written == st.durable && !st.stop {
+                st = shared.wake.wait(st).unwrap_or_else(|p| p.into_inner());
+            }
+            if st.written == st.durable {
+                return;
+            }
+            let wait = interval.saturating_sub(last.elapsed());
+            if !wait.is_zero() && !st.stop {
+                drop(st);
+                std::thread::sleep(wait);
+                st = lock(&shared.state);
+            }
+            st.written
+        };
+        last = Instant::now();
+        let result = db.persist(PersistMode::SyncData);
+        let mut st = lock(&shared.state);
+        match result {
+            Ok(()) => st.durable = st.durable.max(target),
+            Err(e) => st.poisoned = Some(format!("fsync of the journal failed: {e:?}")),
+        }
+        shared.done.notify_all();
+        if st.poisoned.is_some() {
+            return;
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! Deleting queues, crawls and old URLs. Each call is one atomic batch (so a
+//! crash leaves the queue either whole or gone) and marks the crawl's seen set
+//! dirty: its "seen" answers are checked against the store until the next
+//! reopen rebuilds it.
+
+use crate::codec::{UrlState, sched_key};
+use crate::error::Result;
+use crate::frontier::Frontier;
+use crate::lookup::queue_ids;
+use crate::records::crawl_meta_key;
+use crate::table::Table;
+use crate::types::crawl_name;
+
+impl Frontier {
+    /// Deletes queue `key` of `crawl` with all its URLs; returns how many URLs were removed.
+    pub fn delete_queue(&self, crawl: &str, key: &str) -> Result<u64> {
+        let (n, commit) = {
+            let mut t = self.lock();
+            let qids = queue_ids(&t, crawl, Some(key));
+            if qids.is_empty() {
+                return Ok(0);
+            }
+            let mut batch = self.store.db.batch();
+            let n = self.drop_queues(&mut t, &qids, &mut batch)?;
+            (n, self.commit(batch)?)
+        };
+        commit.wait()?;
+        Ok(n)
+    }
+
+    /// Deletes crawl `crawl` entirely; returns how many URLs were removed.
+    pub fn delete_crawl(&self, crawl: &str) -> Result<u64> {
+        let (n, commit) = {
+            let mut t = self.lock();
+            let Some(&cid) = t.crawl_ids.get(crawl_name(crawl)) else {
+                return Ok(0);
+            };
+            let qids = queue_ids(&t, crawl, None);
+            let mut batch = self.store.db.batch();
+            let n = self.drop_queues(&mut t, &qids, &mut batch)?;
+            batch.remove(&self.store.meta, crawl_meta_key(cid));
+            t.crawls.remove(&cid);
+            t.crawl_ids.remove(crawl_name(crawl));
+            (n, self.commit(batch)?)
+        };
+        commit.wait()?;
+        Ok(n)
+    }
+
+    /// Deletes URLs of `crawl` (only queue `key` when given) created more than
+    /// `days` days ago; returns how many were removed.
+    pub fn purge_urls(&self, crawl: &str, key: Option<&str>, days: u32) -> Result<u64> {
+        let cutoff = (self.now_ms() / 1000).saturating_sub(u64::from(days) * 86_400);
+        let (n, commit) = {
+            let mut t = self.lock();
+            let mut batch = self.store.db.batch();
+            let mut n = 0;
+            for qid in queue_ids(&t, crawl, key) {
+                n += self.purge_queue(&mut t, qid, cutoff, &mut batch)?;
+            }
+            if n == 0 {
+                return Ok(0);
+            }
+            mark_dirty(&mut t, crawl);
+            t.write_queues(queue_ids(&t, crawl, key), &self.store, &mut batch);
+            (n, self.commit(batch)?)
+        };
+        commit.wait()?;
+        Ok(n)
+    }
+
+    fn purge_queue(
+        &self,
+        t: &mut Table,
+        qid: u32,
+        cutoff: u64,
+        batch: &mut fjall::OwnedWriteBatch,
+    ) -> Result<u64> {
+        let Some(key) = t.queues.get(&qid).map(|q| q.rec.key.clone()) else {
+            return Ok(0);
+        };
+        let mut n = 0;
+        for kv in self.store.urls.prefix(qid.to_be_bytes()) {
+            let (k, v) = kv.into_inner()?;
+            let state = UrlState::decode(&v)?;
+            let rec = self.to_record("", &key, qid, state.clone())?;
+            if rec.created >= cutoff {
+                continue;
+            }
+            batch.remove(&self.store.urls, k);
+            let Some(q) = t.queues.get_mut(&qid) else {
+                continue;
+            };
+            match state {
+                UrlState::Pending { next_fetch, seq } => {
+                    batch.remove(&self.store.sched, sched_key(qid, next_fetch, seq));
+                    q.leases.remove(&(next_fetch, seq));
+                    q.rec.pending = q.rec.pending.saturating_sub(1);
+                }
+                UrlState::Completed(_) => q.rec.completed = q.rec.completed.saturating_sub(1),
+            }
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// Adds the removal of `qids` and their URLs to `batch`; drops them from RAM.
+    fn drop_queues(
+        &self,
+        t: &mut Table,
+        qids: &[u32],
+        batch: &mut fjall::OwnedWriteBatch,
+    ) -> Result<u64> {
+        let mut n = 0;
+        for &qid in qids {
+            for kv in self.store.urls.prefix(qid.to_be_bytes()) {
+                batch.remove(&self.store.urls, kv.key()?);
+                n += 1;
+            }
+            for kv in self.store.sched.prefix(qid.to_be_bytes()) {
+                batch.remove(&self.store.sched, kv.key()?);
+            }
+            batch.remove(&self.store.queues, qid.to_be_bytes());
+            if let Some(q) = t.remove_queue(qid)
+                && let Some(c) = t.crawls.get_mut(&q.rec.crawl)
+            {
+                c.dirty = true;
+            }
+        }
+        Ok(n)
+    }
+}
+
+fn mark_dirty(t: &mut Table, crawl: &str) {
+    if let Some(c) = t
+        .crawl_ids
+        .get(crawl_name(crawl))
+        .and_then(|id| t.crawls.get_mut(id))
+    {
+        c.dirty = true;
+    }
+}

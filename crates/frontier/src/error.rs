@@ -1,0 +1,106 @@
+//! The one error type of the crate.
+
+use std::path::PathBuf;
+
+/// Why a frontier operation failed. Expected outcomes (a URL already seen, a
+/// malformed URL in a batch, an empty queue) are values, not errors.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FrontierError {
+    /// An I/O error on the state directory (disk full, permission denied, ...).
+    #[error("I/O error on frontier state {path}: {source}")]
+    Io {
+        /// File or directory involved.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+    /// The state directory is not writable (read-only file system or permissions).
+    #[error("frontier state directory {path} is read-only or not writable: {reason}")]
+    ReadOnly {
+        /// The state directory.
+        path: PathBuf,
+        /// What the operating system reported.
+        reason: String,
+    },
+    /// The device is full: the write was not acknowledged and nothing was corrupted.
+    #[error("no space left on the device holding the frontier state: {0}")]
+    DiskFull(String),
+    /// The embedded store (fjall) reported an error.
+    #[error("store error: {0}")]
+    Store(String),
+    /// A file or record was written by another format version.
+    #[error("{what} has format version {found}, this build reads version {expected}")]
+    FormatVersion {
+        /// Which file or record.
+        what: String,
+        /// Version found on disk.
+        found: u32,
+        /// Version this build understands.
+        expected: u32,
+    },
+    /// A file or record failed its checksum or could not be decoded.
+    #[error("corrupt frontier state in {what}: {reason}")]
+    Corrupt {
+        /// Which file or record.
+        what: String,
+        /// What was wrong.
+        reason: String,
+    },
+    /// The URL asked about is not in the frontier.
+    #[error("URL not found: {0}")]
+    NotFound(String),
+    /// The crawl or queue named does not exist.
+    #[error("unknown queue {key:?} in crawl {crawl:?}")]
+    UnknownQueue {
+        /// The crawl id.
+        crawl: String,
+        /// The queue key.
+        key: String,
+    },
+    /// A caller argument is invalid (over-long key, bad URL in a lookup, ...).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    /// A previous durable write failed; the frontier refuses further writes.
+    #[error("frontier is poisoned after a failed durable write: {0}")]
+    Poisoned(String),
+}
+
+/// Result alias of the crate.
+pub type Result<T, E = FrontierError> = std::result::Result<T, E>;
+
+impl FrontierError {
+    /// Maps an I/O error on `path` to the most specific variant.
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        let path = path.into();
+        match source.kind() {
+            std::io::ErrorKind::StorageFull => FrontierError::DiskFull(source.to_string()),
+            std::io::ErrorKind::ReadOnlyFilesystem | std::io::ErrorKind::PermissionDenied => {
+                FrontierError::ReadOnly {
+                    path,
+                    reason: source.to_string(),
+                }
+            }
+            _ => FrontierError::Io { path, source },
+        }
+    }
+
+    pub(crate) fn corrupt(what: impl Into<String>, reason: impl Into<String>) -> Self {
+        FrontierError::Corrupt {
+            what: what.into(),
+            reason: reason.into(),
+        }
+    }
+}
+
+impl From<fjall::Error> for FrontierError {
+    fn from(err: fjall::Error) -> Self {
+        match err {
+            fjall::Error::Io(source) => FrontierError::io("store", source),
+            fjall::Error::Poisoned => FrontierError::Poisoned(
+                "the store refused writes after an earlier I/O failure".into(),
+            ),
+            other => FrontierError::Store(format!("{other:?}")),
+        }
+    }
+}

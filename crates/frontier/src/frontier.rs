@@ -1,0 +1,213 @@
+//! [`Frontier`]: opening, recovery and the shared plumbing of every operation.
+//!
+//! Concurrency: one mutex guards the in-memory [`Table`]; every write builds
+//! one fjall batch under that mutex (so the seen set, the counters and the
+//! store change together) and then waits for group commit *outside* it, so
+//! concurrent writers share fsyncs. URL parsing happens before the lock.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use mgz_seen::SeenSet;
+
+use crate::clock::{Clock, SystemClock};
+use crate::commit::{Commit, Committer, Durability};
+use crate::error::{FrontierError, Result};
+use crate::records::{CrawlRec, DEFAULT_DELAY_MS, QueueRec, crawl_meta_key};
+use crate::store::{Store, StoreOptions};
+use crate::table::{Crawl, Table};
+use crate::types::MAX_KEY_LEN;
+
+/// Builds an empty seen set for a crawl.
+pub type SeenFactory = Arc<dyn Fn() -> Box<dyn SeenSet> + Send + Sync>;
+
+/// How to open a frontier.
+#[derive(Clone)]
+pub struct FrontierOptions {
+    /// When writes are acknowledged (default: group commit every 50 ms).
+    pub durability: Durability,
+    /// Cache and memtable sizes of the store.
+    pub store: StoreOptions,
+    /// Seen-set backend for each crawl (default: `mgz_seen::hash::HashSeen`).
+    pub seen: SeenFactory,
+    /// Time source (default: system clock).
+    pub clock: Arc<dyn Clock>,
+    /// Canonicalisation policy applied to every URL.
+    pub policy: mgz_url::Policy,
+}
+
+impl Default for FrontierOptions {
+    fn default() -> Self {
+        FrontierOptions {
+            durability: Durability::default(),
+            store: StoreOptions::default(),
+            seen: Arc::new(|| Box::new(mgz_seen::hash::HashSeen::new())),
+            clock: Arc::new(SystemClock),
+            policy: mgz_url::Policy::safe(),
+        }
+    }
+}
+
+impl std::fmt::Debug for FrontierOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FrontierOptions")
+            .field("durability", &self.durability)
+            .field("store", &self.store)
+            .field("clock", &self.clock)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The durable, fair and polite frontier (PowerCache). `Send + Sync`: share it
+/// with an `Arc`; every method takes `&self`.
+pub struct Frontier {
+    pub(crate) store: Store,
+    pub(crate) committer: Committer,
+    pub(crate) table: Mutex<Table>,
+    pub(crate) opts: FrontierOptions,
+}
+
+impl std::fmt::Debug for Frontier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Frontier")
+            .field("dir", &self.store.dir)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Frontier {
+    /// Opens (or creates) the frontier stored in `dir`, rebuilding the
+    /// in-memory queue heads and seen sets from the store.
+    pub fn open(dir: impl AsRef<std::path::Path>, opts: FrontierOptions) -> Result<Frontier> {
+        let store = Store::open(dir.as_ref(), opts.store)?;
+        let mut table = Table {
+            active: true,
+            ..Table::default()
+        };
+        crate::recover::load(&store, &mut table, &opts.seen)?;
+        let committer = Committer::start(store.db.clone(), opts.durability)?;
+        Ok(Frontier {
+            store,
+            committer,
+            table: Mutex::new(table),
+            opts,
+        })
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Table> {
+        self.table.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn now_ms(&self) -> u64 {
+        self.opts.clock.now_ms()
+    }
+
+    /// Commits `batch` and registers it with the group committer.
+    pub(crate) fn commit(&self, batch: fjall::OwnedWriteBatch) -> Result<Commit> {
+        batch.commit()?;
+        self.committer.written()
+    }
+
+    /// Makes every write so far durable now (fsync), without waiting for the group interval.
+    pub fn flush(&self) -> Result<()> {
+        self.committer.sync_now()
+    }
+
+    /// Bytes the state directory takes on disk.
+    pub fn disk_bytes(&self) -> u64 {
+        self.store.disk_bytes()
+    }
+
+    /// Heap bytes of the seen sets of every crawl.
+    pub fn seen_bytes(&self) -> usize {
+        self.lock()
+            .crawls
+            .values()
+            .map(|c| c.seen.heap_bytes())
+            .sum()
+    }
+
+    /// Whether `get` serves URLs (see [`Frontier::set_active`]).
+    pub fn is_active(&self) -> bool {
+        self.lock().active
+    }
+}
+
+/// Checks a crawl id and queue key against [`MAX_KEY_LEN`].
+pub(crate) fn check_len(what: &str, s: &str) -> Result<()> {
+    if s.len() > MAX_KEY_LEN {
+        return Err(FrontierError::InvalidArgument(format!(
+            "{what} is {} bytes, over {MAX_KEY_LEN}",
+            s.len()
+        )));
+    }
+    Ok(())
+}
+
+impl Table {
+    /// The id of crawl `name`, creating it (record added to `batch`) if new.
+    pub(crate) fn crawl_id(
+        &mut self,
+        name: &str,
+        store: &Store,
+        batch: &mut fjall::OwnedWriteBatch,
+        seen: &SeenFactory,
+    ) -> u32 {
+        if let Some(&id) = self.crawl_ids.get(name) {
+            return id;
+        }
+        let id = self.next_crawl;
+        self.next_crawl += 1;
+        let rec = CrawlRec {
+            name: name.to_string(),
+            default_delay_ms: DEFAULT_DELAY_MS,
+        };
+        batch.insert(&store.meta, crawl_meta_key(id), rec.encode());
+        self.add_crawl(id, rec, seen);
+        id
+    }
+
+    pub(crate) fn add_crawl(&mut self, id: u32, rec: CrawlRec, seen: &SeenFactory) {
+        self.crawl_ids.insert(rec.name.clone(), id);
+        self.next_crawl = self.next_crawl.max(id + 1);
+        self.crawls.insert(
+            id,
+            Crawl {
+                rec,
+                queues: Default::default(),
+                seen: seen(),
+                dirty: false,
+            },
+        );
+    }
+
+    /// The qid of `key` in `crawl`, creating the queue if new (its record is
+    /// written by the caller once counters are final).
+    pub(crate) fn queue_id(&mut self, crawl: u32, key: &str) -> u32 {
+        if let Some(qid) = self.qid(crawl, key) {
+            return qid;
+        }
+        let qid = self.next_qid;
+        let rec = QueueRec {
+            crawl,
+            key: key.to_string(),
+            ..QueueRec::default()
+        };
+        self.insert_queue(qid, rec);
+        qid
+    }
+
+    /// Adds the records of `qids` and the sequence counter to `batch`.
+    pub(crate) fn write_queues(
+        &self,
+        qids: impl IntoIterator<Item = u32>,
+        store: &Store,
+        batch: &mut fjall::OwnedWriteBatch,
+    ) {
+        for qid in qids {
+            if let Some(q) = self.queues.get(&qid) {
+                batch.insert(&store.queues, qid.to_be_bytes(), q.rec.encode());
+            }
+        }
+        batch.insert(&store.meta, b"seq", self.next_seq.to_le_bytes());
+    }
+}

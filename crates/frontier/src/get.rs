@@ -1,0 +1,240 @@
+//! `get`: leasing due URLs, fair across domains, polite per queue.
+//!
+//! Walk the domain ring from the shared cursor; each pass takes at most one
+//! queue per domain (rotating inside the domain) and each queue at most once
+//! per call; passes repeat until `max_queues` queues served or a pass finds
+//! nothing. A queue is eligible when it is not blocked, its politeness delay
+//! has elapsed, its in-flight count is under `max_urls_per_queue`, its crawl
+//! limit is not reached and a pending URL may be due (in-RAM hints). Only then
+//! is the store read: a prefix scan of its `sched` range, skipping leased
+//! entries, stopping at the first URL not yet due.
+
+use crate::codec::{Body, parse_sched_key};
+use crate::error::Result;
+use crate::frontier::Frontier;
+use crate::table::{Queue, Table};
+use crate::types::{GetParams, UrlRecord, crawl_name};
+
+/// Lease length when the caller passes 0.
+const DEFAULT_LEASE_S: u64 = 30;
+
+/// Per-call settings.
+struct Ask {
+    now_ms: u64,
+    lease_ms: u64,
+    per_queue: usize,
+}
+
+impl Frontier {
+    /// Leases up to `max_queues` × `max_urls_per_queue` due URLs (see [`GetParams`]).
+    pub fn get(&self, params: &GetParams) -> Result<Vec<UrlRecord>> {
+        let mut t = self.lock();
+        if !t.active {
+            return Ok(Vec::new());
+        }
+        let lease_s = match params.delay_requestable {
+            0 => DEFAULT_LEASE_S,
+            s => u64::from(s),
+        };
+        let ask = Ask {
+            now_ms: self.now_ms(),
+            lease_ms: lease_s * 1000,
+            per_queue: limit(params.max_urls_per_queue),
+        };
+        let crawl = match &params.crawl {
+            Some(name) => match t.crawl_ids.get(crawl_name(name)) {
+                Some(&id) => Some(id),
+                None => return Ok(Vec::new()),
+            },
+            None => None,
+        };
+        t.get_calls += 1;
+        let mut out = Vec::new();
+        if let Some(key) = params.key.as_deref().filter(|k| !k.is_empty()) {
+            let qids: Vec<u32> = t
+                .crawls
+                .iter()
+                .filter(|(id, _)| crawl.is_none_or(|c| c == **id))
+                .filter_map(|(_, c)| c.queues.get(key).copied())
+                .collect();
+            for qid in qids.into_iter().take(limit(params.max_queues)) {
+                self.serve_queue(&mut t, qid, &ask, &mut out)?;
+            }
+            return Ok(out);
+        }
+        self.serve_ring(&mut t, crawl, limit(params.max_queues), &ask, &mut out)?;
+        Ok(out)
+    }
+
+    /// The round-robin over domains.
+    fn serve_ring(
+        &self,
+        t: &mut Table,
+        crawl: Option<u32>,
+        max_queues: usize,
+        ask: &Ask,
+        out: &mut Vec<UrlRecord>,
+    ) -> Result<()> {
+        let n = t.domains.len();
+        let mut served = 0;
+        while served < max_queues {
+            let mut progress = false;
+            let start = t.cursor;
+            for step in 0..n {
+                let di = (start + step) % n;
+                if crawl.is_some_and(|c| t.domains[di].crawl != c) {
+                    continue;
+                }
+                if self.serve_domain(t, di, ask, out)? {
+                    served += 1;
+                    progress = true;
+                    t.cursor = (di + 1) % n;
+                    if served == max_queues {
+                        break;
+                    }
+                }
+            }
+            if !progress {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Serves the next eligible queue of domain `di`; true if it gave URLs.
+    fn serve_domain(
+        &self,
+        t: &mut Table,
+        di: usize,
+        ask: &Ask,
+        out: &mut Vec<UrlRecord>,
+    ) -> Result<bool> {
+        let len = t.domains[di].queues.len();
+        let start = t.domains[di].cursor;
+        for j in 0..len {
+            let pos = (start + j) % len;
+            let qid = t.domains[di].queues[pos];
+            if self.serve_queue(t, qid, ask, out)? > 0 {
+                t.domains[di].cursor = (pos + 1) % len;
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Leases due URLs from queue `qid` if it is eligible; returns how many.
+    fn serve_queue(
+        &self,
+        t: &mut Table,
+        qid: u32,
+        ask: &Ask,
+        out: &mut Vec<UrlRecord>,
+    ) -> Result<usize> {
+        let stamp = t.get_calls;
+        let Some(delay) = t.queues.get(&qid).map(|q| t.delay_ms(q)) else {
+            return Ok(0);
+        };
+        let crawl = match t.queues.get(&qid).and_then(|q| t.crawls.get(&q.rec.crawl)) {
+            Some(c) => c.rec.name.clone(),
+            None => return Ok(0),
+        };
+        let Some(q) = t.queues.get_mut(&qid) else {
+            return Ok(0);
+        };
+        let Some(room) = room(q, delay, ask, stamp) else {
+            return Ok(0);
+        };
+        let got = self.lease(q, qid, room, ask, &crawl, out)?;
+        if got > 0 {
+            q.last_serve_ms = ask.now_ms;
+            q.stamp = stamp;
+        }
+        Ok(got)
+    }
+
+    /// Scans the queue's `sched` range and leases up to `room` due URLs.
+    fn lease(
+        &self,
+        q: &mut Queue,
+        qid: u32,
+        room: usize,
+        ask: &Ask,
+        crawl: &str,
+        out: &mut Vec<UrlRecord>,
+    ) -> Result<usize> {
+        let mut got = 0;
+        let mut exhausted = true;
+        for kv in self.store.sched.prefix(qid.to_be_bytes()) {
+            let (k, v) = kv.into_inner()?;
+            let (_, next_fetch, seq) = parse_sched_key(&k)?;
+            if next_fetch.saturating_mul(1000) > ask.now_ms {
+                q.due_hint_s = next_fetch;
+                exhausted = false;
+                break;
+            }
+            if q.leases
+                .get(&(next_fetch, seq))
+                .is_some_and(|&e| e > ask.now_ms)
+            {
+                continue;
+            }
+            let body = Body::decode(&v)?;
+            let expiry = ask.now_ms + ask.lease_ms;
+            q.leases.insert((next_fetch, seq), expiry);
+            q.lease_min_expiry_ms = q.lease_min_expiry_ms.min(expiry);
+            out.push(record(crawl, &q.rec.key, body, next_fetch));
+            got += 1;
+            if got == room {
+                exhausted = false;
+                break;
+            }
+        }
+        if exhausted {
+            // Everything left is leased: nothing is due until a lease expires
+            // (live_leases resets the hint) or a URL arrives (min with its time).
+            q.due_hint_s = u64::MAX / 1000;
+        }
+        Ok(got)
+    }
+}
+
+/// How many URLs queue `q` may give now, or `None` if it is not eligible.
+fn room(q: &mut Queue, delay_ms: u64, ask: &Ask, stamp: u64) -> Option<usize> {
+    if q.stamp == stamp || q.rec.pending == 0 {
+        return None;
+    }
+    if q.rec.block_until_s.saturating_mul(1000) > ask.now_ms {
+        return None;
+    }
+    if q.last_serve_ms > 0 && q.last_serve_ms.saturating_add(delay_ms) > ask.now_ms {
+        return None;
+    }
+    let before = q.leases.len();
+    let live = q.live_leases(ask.now_ms);
+    if live < before {
+        q.due_hint_s = 0;
+    }
+    let mut room = ask.per_queue.saturating_sub(live);
+    if q.rec.limit > 0 {
+        let used = q.rec.completed.saturating_add(live as u64);
+        room = room.min(u64::from(q.rec.limit).saturating_sub(used) as usize);
+    }
+    (room > 0 && q.may_have_due(ask.now_ms)).then_some(room)
+}
+
+/// 0 means unlimited.
+fn limit(n: u32) -> usize {
+    if n == 0 { usize::MAX } else { n as usize }
+}
+
+fn record(crawl: &str, key: &str, body: Body, next_fetch: u64) -> UrlRecord {
+    UrlRecord {
+        crawl: crawl.to_string(),
+        key: key.to_string(),
+        url: body.url,
+        metadata: body.metadata,
+        depth: body.depth,
+        created: body.created,
+        next_fetch,
+    }
+}

@@ -1,0 +1,52 @@
+//! PowerCache: MillionGazillion's crawl frontier — seen set and to-do list in
+//! one durable store, per-host queues served fair across registrable domains
+//! and polite per queue, crash-safe.
+//!
+//! ```no_run
+//! use mgz_frontier::{Frontier, FrontierOptions, GetParams, KnownItem, UrlItem};
+//! let f = Frontier::open("/tmp/frontier", FrontierOptions::default())?;
+//! f.put_discovered(&[UrlItem::new("https://example.com/")])?; // durable on return
+//! for leased in f.get(&GetParams { max_queues: 10, max_urls_per_queue: 2, ..Default::default() })? {
+//!     // fetch leased.url ..., then mark it completed:
+//!     f.put_known(&[KnownItem { item: UrlItem::new(leased.url), next_fetch: 0 }])?;
+//! }
+//! # Ok::<(), mgz_frontier::FrontierError>(())
+//! ```
+//!
+//! Model, storage layout and guarantees: see the crate README.
+#![warn(missing_docs)]
+
+mod clock;
+mod codec;
+mod commit;
+mod control;
+mod delete;
+mod error;
+mod frontier;
+mod get;
+mod lookup;
+mod put;
+mod records;
+mod recover;
+mod store;
+mod table;
+mod types;
+
+pub use clock::{Clock, ManualClock, SystemClock};
+pub use commit::{Commit, Durability};
+pub use error::{FrontierError, Result};
+pub use frontier::{Frontier, FrontierOptions, SeenFactory};
+pub use store::{FORMAT_VERSION, StoreOptions};
+pub use types::{
+    DEFAULT_CRAWL, GetParams, KnownItem, MAX_KEY_LEN, Metadata, PutOutcome, QueuePage,
+    RejectReason, Stats, UrlItem, UrlQuery, UrlRecord, crawl_name,
+};
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn frontier_is_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<crate::Frontier>();
+    }
+}

@@ -1,0 +1,207 @@
+//! Read-only views: statistics, crawl and queue listings, URL status,
+//! URL listing and counting. Listing URLs scans the store (cost linear in
+//! the URLs of the crawl or queue); the rest reads only RAM.
+
+use mgz_url::CanonicalUrl;
+
+use crate::codec::{Body, UrlState, sched_key, url_key};
+use crate::error::{FrontierError, Result};
+use crate::frontier::Frontier;
+use crate::table::Table;
+use crate::types::{QueuePage, Stats, UrlQuery, UrlRecord, crawl_name};
+
+/// Default page size of listings.
+const DEFAULT_PAGE: u64 = 100;
+
+impl Frontier {
+    /// Counters of queue `key` of `crawl`, or of the whole crawl when `key` is `None`/empty.
+    /// An unknown crawl or queue gives zeros.
+    pub fn stats(&self, crawl: &str, key: Option<&str>) -> Stats {
+        let now = self.now_ms();
+        let mut t = self.lock();
+        let qids = queue_ids(&t, crawl, key);
+        let mut s = Stats::default();
+        for qid in qids {
+            let Some(q) = t.queues.get_mut(&qid) else {
+                continue;
+            };
+            s.queues += 1;
+            s.size += q.rec.pending;
+            s.completed += q.rec.completed;
+            s.in_flight += q.live_leases(now) as u64;
+            s.active_queues += u64::from(q.rec.pending > 0);
+        }
+        s
+    }
+
+    /// Names of every crawl.
+    pub fn list_crawls(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.lock().crawl_ids.keys().cloned().collect();
+        v.sort();
+        v
+    }
+
+    /// Queue keys of `crawl`, sorted, paged (`size` 0 = 100). Inactive queues
+    /// (nothing pending) are included only when asked.
+    pub fn list_queues(
+        &self,
+        crawl: &str,
+        start: u32,
+        size: u32,
+        include_inactive: bool,
+    ) -> QueuePage {
+        let t = self.lock();
+        let mut keys: Vec<String> = queue_ids(&t, crawl, None)
+            .into_iter()
+            .filter_map(|qid| t.queues.get(&qid))
+            .filter(|q| include_inactive || q.rec.pending > 0)
+            .map(|q| q.rec.key.clone())
+            .collect();
+        keys.sort();
+        let total = keys.len() as u64;
+        let size = if size == 0 {
+            DEFAULT_PAGE as usize
+        } else {
+            size as usize
+        };
+        let keys = keys.into_iter().skip(start as usize).take(size).collect();
+        QueuePage { keys, total, start }
+    }
+
+    /// The stored state of `url` in `crawl` (queue `key`, default the host).
+    pub fn url_status(&self, crawl: &str, url: &str, key: Option<&str>) -> Result<UrlRecord> {
+        let canon = CanonicalUrl::parse(url, None, &self.opts.policy)
+            .map_err(|_| FrontierError::NotFound(url.to_string()))?;
+        let key = key.filter(|k| !k.is_empty()).unwrap_or(canon.host());
+        let qid = {
+            let t = self.lock();
+            t.crawl_ids
+                .get(crawl_name(crawl))
+                .and_then(|&cid| t.qid(cid, key))
+        };
+        let qid = qid.ok_or_else(|| FrontierError::NotFound(url.to_string()))?;
+        let v = self
+            .store
+            .urls
+            .get(url_key(qid, &canon.key_bytes()))?
+            .ok_or_else(|| FrontierError::NotFound(url.to_string()))?;
+        self.to_record(crawl, key, qid, UrlState::decode(&v)?)
+    }
+
+    /// URLs of a crawl or queue matching the filter, paged in store order.
+    pub fn list_urls(&self, query: &UrlQuery) -> Result<Vec<UrlRecord>> {
+        let size = if query.size == 0 {
+            DEFAULT_PAGE
+        } else {
+            query.size
+        };
+        let mut out = Vec::new();
+        let mut skipped = 0;
+        self.scan_urls(query, |rec| {
+            if skipped < query.start {
+                skipped += 1;
+            } else {
+                out.push(rec);
+            }
+            (out.len() as u64) < size
+        })?;
+        Ok(out)
+    }
+
+    /// Number of URLs of a crawl or queue matching the filter.
+    pub fn count_urls(&self, query: &UrlQuery) -> Result<u64> {
+        let mut n = 0;
+        self.scan_urls(query, |_| {
+            n += 1;
+            true
+        })?;
+        Ok(n)
+    }
+
+    /// Calls `f` on each matching record until it returns false.
+    fn scan_urls(&self, query: &UrlQuery, mut f: impl FnMut(UrlRecord) -> bool) -> Result<()> {
+        let queues: Vec<(u32, String)> = {
+            let t = self.lock();
+            queue_ids(&t, &query.crawl, query.key.as_deref())
+                .into_iter()
+                .filter_map(|qid| t.queues.get(&qid).map(|q| (qid, q.rec.key.clone())))
+                .collect()
+        };
+        let needle = query.filter.as_deref().filter(|s| !s.is_empty()).map(|s| {
+            if query.ignore_case {
+                s.to_lowercase()
+            } else {
+                s.to_string()
+            }
+        });
+        for (qid, key) in queues {
+            for kv in self.store.urls.prefix(qid.to_be_bytes()) {
+                let v = kv.value()?;
+                let rec = self.to_record(&query.crawl, &key, qid, UrlState::decode(&v)?)?;
+                if let Some(n) = &needle {
+                    let hit = if query.ignore_case {
+                        rec.url.to_lowercase().contains(n.as_str())
+                    } else {
+                        rec.url.contains(n.as_str())
+                    };
+                    if !hit {
+                        continue;
+                    }
+                }
+                if !f(rec) {
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Builds the record of a URL from its state (reading the body of a pending one).
+    pub(crate) fn to_record(
+        &self,
+        crawl: &str,
+        key: &str,
+        qid: u32,
+        state: UrlState,
+    ) -> Result<UrlRecord> {
+        let (body, next_fetch) = match state {
+            UrlState::Completed(body) => (body, 0),
+            UrlState::Pending { next_fetch, seq } => {
+                let v = self
+                    .store
+                    .sched
+                    .get(sched_key(qid, next_fetch, seq))?
+                    .ok_or_else(|| {
+                        FrontierError::corrupt("sched", "pending URL without its entry")
+                    })?;
+                (Body::decode(&v)?, next_fetch)
+            }
+        };
+        Ok(UrlRecord {
+            crawl: crawl_name(crawl).to_string(),
+            key: key.to_string(),
+            url: body.url,
+            metadata: body.metadata,
+            depth: body.depth,
+            created: body.created,
+            next_fetch,
+        })
+    }
+}
+
+/// Queue ids of `crawl`, or only queue `key` when given (non-empty).
+pub(crate) fn queue_ids(t: &Table, crawl: &str, key: Option<&str>) -> Vec<u32> {
+    let Some(c) = t
+        .crawl_ids
+        .get(crawl_name(crawl))
+        .and_then(|id| t.crawls.get(id))
+    else {
+        return Vec::new();
+    };
+    let mut qids: Vec<u32> = match key.filter(|k| !k.is_empty()) {
+        Some(k) => c.queues.get(k).copied().into_iter().collect(),
+        None => c.queues.values().copied().collect(),
+    };
+    qids.sort_unstable();
+    qids
+}

@@ -1,0 +1,247 @@
+//! `put_discovered` and `put_known`.
+//!
+//! Each call: parse and canonicalise every URL (no lock held), then under the
+//! lock decide each item against its crawl's seen set and build one fjall
+//! batch (URL state + pending entry + touched queue records + sequence
+//! counter), commit it to the journal and return a [`Commit`] to wait on.
+//! Per new URL the store gets two entries: `urls` (~key + 18 B) and `sched`
+//! (20 B key + body).
+
+use std::collections::HashSet;
+
+use mgz_url::CanonicalUrl;
+
+use crate::codec::{Body, UrlState, sched_key, url_key};
+use crate::commit::Commit;
+use crate::error::Result;
+use crate::frontier::Frontier;
+use crate::table::Table;
+use crate::types::{KnownItem, MAX_KEY_LEN, PutOutcome, RejectReason, UrlItem, crawl_name};
+
+/// An item that passed validation.
+struct Prepared {
+    crawl: String,
+    key: String,
+    ukey: Vec<u8>,
+    body: Body,
+}
+
+impl Frontier {
+    /// Inserts each URL that its crawl has not seen; waits until durable.
+    /// `out[i]` is the outcome of `items[i]`.
+    pub fn put_discovered(&self, items: &[UrlItem]) -> Result<Vec<PutOutcome>> {
+        let (out, commit) = self.put_discovered_nowait(items)?;
+        commit.wait()?;
+        Ok(out)
+    }
+
+    /// Like [`Frontier::put_discovered`] but returns before durability: the
+    /// outcomes may be acknowledged only after `Commit::wait` returns `Ok`.
+    pub fn put_discovered_nowait(&self, items: &[UrlItem]) -> Result<(Vec<PutOutcome>, Commit)> {
+        let now_s = (self.now_ms() / 1000).max(1);
+        let prepared: Vec<_> = items.iter().map(|i| self.prepare(i, now_s)).collect();
+        let mut out = Vec::with_capacity(items.len());
+        let mut t = self.lock();
+        let mut batch = self.store.db.batch();
+        let mut touched = HashSet::new();
+        let mut in_batch = HashSet::new();
+        for p in prepared {
+            let p = match p {
+                Ok(p) => p,
+                Err(reason) => {
+                    out.push(PutOutcome::Rejected(reason));
+                    continue;
+                }
+            };
+            let cid = t.crawl_id(&p.crawl, &self.store, &mut batch, &self.opts.seen);
+            if !self.is_new(&mut t, cid, &p, &mut in_batch)? {
+                out.push(PutOutcome::Seen);
+                continue;
+            }
+            let qid = t.queue_id(cid, &p.key);
+            insert_pending(&mut t, &self.store, &mut batch, qid, &p, now_s);
+            touched.insert(qid);
+            out.push(PutOutcome::New);
+        }
+        if batch.is_empty() {
+            return Ok((out, Commit::done()));
+        }
+        t.write_queues(touched, &self.store, &mut batch);
+        let commit = self.commit(batch)?;
+        Ok((out, commit))
+    }
+
+    /// Overwrites schedule and metadata of each URL (inserting unknown ones),
+    /// releasing its lease; `next_fetch` 0 marks it completed. Waits until durable.
+    pub fn put_known(&self, items: &[KnownItem]) -> Result<Vec<PutOutcome>> {
+        let (out, commit) = self.put_known_nowait(items)?;
+        commit.wait()?;
+        Ok(out)
+    }
+
+    /// Like [`Frontier::put_known`] but returns before durability.
+    pub fn put_known_nowait(&self, items: &[KnownItem]) -> Result<(Vec<PutOutcome>, Commit)> {
+        let now_s = (self.now_ms() / 1000).max(1);
+        let mut out = Vec::with_capacity(items.len());
+        let mut t = self.lock();
+        let mut batch = self.store.db.batch();
+        let mut touched = HashSet::new();
+        let mut keys_in_batch = HashSet::new();
+        let mut commit = Commit::done();
+        for item in items {
+            let p = match self.prepare(&item.item, now_s) {
+                Ok(p) => p,
+                Err(reason) => {
+                    out.push(PutOutcome::Rejected(reason));
+                    continue;
+                }
+            };
+            let cid = t.crawl_id(&p.crawl, &self.store, &mut batch, &self.opts.seen);
+            let qid = t.queue_id(cid, &p.key);
+            let k = url_key(qid, &p.ukey);
+            if !keys_in_batch.insert(k.clone()) {
+                // Same URL twice: its second write must see the first one.
+                t.write_queues(touched.drain(), &self.store, &mut batch);
+                commit = self.commit(std::mem::replace(&mut batch, self.store.db.batch()))?;
+                keys_in_batch.clear();
+                keys_in_batch.insert(k.clone());
+            }
+            if let Some(c) = t.crawls.get_mut(&cid) {
+                c.seen.insert(&p.ukey);
+            }
+            let outcome = self.overwrite(&mut t, &mut batch, qid, &k, p, item.next_fetch)?;
+            touched.insert(qid);
+            out.push(outcome);
+        }
+        if !batch.is_empty() {
+            t.write_queues(touched, &self.store, &mut batch);
+            commit = self.commit(batch)?;
+        }
+        Ok((out, commit))
+    }
+
+    /// Validates and canonicalises one item.
+    fn prepare(&self, item: &UrlItem, now_s: u64) -> Result<Prepared, RejectReason> {
+        if item.crawl.len() > MAX_KEY_LEN {
+            return Err(RejectReason::CrawlTooLong {
+                len: item.crawl.len(),
+            });
+        }
+        let url = CanonicalUrl::parse(&item.url, None, &self.opts.policy)
+            .map_err(RejectReason::InvalidUrl)?;
+        let key = match item.key.as_deref() {
+            Some(k) if !k.is_empty() => k.to_string(),
+            _ => url.host().to_string(),
+        };
+        if key.len() > MAX_KEY_LEN {
+            return Err(RejectReason::KeyTooLong { len: key.len() });
+        }
+        let created = if item.created == 0 {
+            now_s
+        } else {
+            item.created
+        };
+        Ok(Prepared {
+            crawl: crawl_name(&item.crawl).to_string(),
+            key,
+            ukey: url.key_bytes(),
+            body: Body {
+                url: url.as_str().to_string(),
+                depth: item.depth,
+                created,
+                metadata: item.metadata.clone(),
+            },
+        })
+    }
+
+    /// Whether `p` is new in crawl `cid`, marking it seen. A "seen" answer is
+    /// checked against the store when the set may be wrong (deletions since it
+    /// was built, or a backend with false positives).
+    fn is_new(
+        &self,
+        t: &mut Table,
+        cid: u32,
+        p: &Prepared,
+        in_batch: &mut HashSet<(u32, Vec<u8>)>,
+    ) -> Result<bool> {
+        let Some(c) = t.crawls.get_mut(&cid) else {
+            return Ok(false);
+        };
+        let exact = matches!(c.seen.guarantee(), mgz_seen::Guarantee::Exact);
+        let check = c.dirty || !exact;
+        if c.seen.insert(&p.ukey) {
+            if check {
+                in_batch.insert((cid, p.ukey.clone()));
+            }
+            return Ok(true);
+        }
+        if !check || !in_batch.insert((cid, p.ukey.clone())) {
+            return Ok(false);
+        }
+        let Some(qid) = t.qid(cid, &p.key) else {
+            return Ok(true);
+        };
+        Ok(!self.store.urls.contains_key(url_key(qid, &p.ukey))?)
+    }
+
+    /// Applies one known item to queue `qid`.
+    fn overwrite(
+        &self,
+        t: &mut Table,
+        batch: &mut fjall::OwnedWriteBatch,
+        qid: u32,
+        k: &[u8],
+        p: Prepared,
+        next_fetch: u64,
+    ) -> Result<PutOutcome> {
+        let old = match self.store.urls.get(k)? {
+            Some(v) => Some(UrlState::decode(&v)?),
+            None => None,
+        };
+        let Some(q) = t.queues.get_mut(&qid) else {
+            return Ok(PutOutcome::Seen);
+        };
+        match &old {
+            Some(UrlState::Pending { next_fetch, seq }) => {
+                batch.remove(&self.store.sched, sched_key(qid, *next_fetch, *seq));
+                q.leases.remove(&(*next_fetch, *seq));
+                q.rec.pending = q.rec.pending.saturating_sub(1);
+            }
+            Some(UrlState::Completed(_)) => q.rec.completed = q.rec.completed.saturating_sub(1),
+            None => {}
+        }
+        if next_fetch == 0 {
+            q.rec.completed += 1;
+            batch.insert(&self.store.urls, k, UrlState::Completed(p.body).encode());
+        } else {
+            insert_pending(t, &self.store, batch, qid, &p, next_fetch);
+        }
+        Ok(if old.is_some() {
+            PutOutcome::Updated
+        } else {
+            PutOutcome::New
+        })
+    }
+}
+
+/// Adds a pending URL to queue `qid`, due at `next_fetch`.
+fn insert_pending(
+    t: &mut Table,
+    store: &crate::store::Store,
+    batch: &mut fjall::OwnedWriteBatch,
+    qid: u32,
+    p: &Prepared,
+    next_fetch: u64,
+) {
+    let seq = t.next_seq;
+    t.next_seq += 1;
+    let mut body = Vec::with_capacity(p.body.url.len() + 32);
+    p.body.encode(&mut body);
+    batch.insert(&store.sched, sched_key(qid, next_fetch, seq), body);
+    let state = UrlState::Pending { next_fetch, seq };
+    batch.insert(&store.urls, url_key(qid, &p.ukey), state.encode());
+    if let Some(q) = t.queues.get_mut(&qid) {
+        q.rec.pending += 1;
+        q.due_hint_s = q.due_hint_s.min(next_fetch);
+    }
+}

@@ -1,0 +1,82 @@
+//! Reopening: control records first, then the seen sets rebuilt from the
+//! `urls` keyspace (the store is the single source of truth, so there is no
+//! separate seen-set file that could disagree with it).
+//!
+//! Cost: one sequential scan of `urls` keys, ~0.3 µs per URL plus the seen
+//! set's insert. Leases are not durable: everything in flight at a crash is
+//! simply pending again.
+
+use crate::error::{FrontierError, Result};
+use crate::frontier::SeenFactory;
+use crate::records::{CrawlRec, QueueRec};
+use crate::store::Store;
+use crate::table::Table;
+
+/// Loads crawls, queues, counters and seen sets from `store` into `table`.
+pub fn load(store: &Store, table: &mut Table, seen: &SeenFactory) -> Result<()> {
+    for kv in store.meta.prefix(b"c") {
+        let (k, v) = kv.into_inner()?;
+        let id = crawl_id_of(&k)?;
+        table.add_crawl(id, CrawlRec::decode(&v)?, seen);
+    }
+    if let Some(v) = store.meta.get(b"seq")? {
+        let b: [u8; 8] = v
+            .as_ref()
+            .try_into()
+            .map_err(|_| FrontierError::corrupt("meta seq", "not 8 bytes"))?;
+        table.next_seq = u64::from_le_bytes(b);
+    }
+    if let Some(v) = store.meta.get(b"active")? {
+        table.active = v.first().copied().unwrap_or(1) != 0;
+    }
+    for kv in store.queues.iter() {
+        let (k, v) = kv.into_inner()?;
+        let qid = qid_of(&k, "queue key")?;
+        let rec = QueueRec::decode(&v)?;
+        if !table.crawls.contains_key(&rec.crawl) {
+            return Err(FrontierError::corrupt(
+                "queue record",
+                format!("queue {qid} names unknown crawl {}", rec.crawl),
+            ));
+        }
+        table.insert_queue(qid, rec);
+    }
+    rebuild_seen(store, table)
+}
+
+/// Inserts every stored URL key into its crawl's seen set.
+fn rebuild_seen(store: &Store, table: &mut Table) -> Result<()> {
+    let mut current: Option<(u32, u32)> = None; // (qid, crawl)
+    for kv in store.urls.iter() {
+        let k = kv.key()?;
+        let qid = qid_of(&k, "urls key")?;
+        let crawl = match current {
+            Some((q, c)) if q == qid => c,
+            _ => {
+                let c = table.queues.get(&qid).map(|q| q.rec.crawl).ok_or_else(|| {
+                    FrontierError::corrupt("urls key", format!("unknown queue {qid}"))
+                })?;
+                current = Some((qid, c));
+                c
+            }
+        };
+        if let Some(c) = table.crawls.get_mut(&crawl) {
+            c.seen.insert(&k[4..]);
+        }
+    }
+    Ok(())
+}
+
+fn crawl_id_of(k: &[u8]) -> Result<u32> {
+    match k {
+        [b'c', a, b, c, d] => Ok(u32::from_be_bytes([*a, *b, *c, *d])),
+        _ => Err(FrontierError::corrupt("meta key", "bad crawl key")),
+    }
+}
+
+fn qid_of(k: &[u8], what: &str) -> Result<u32> {
+    k.get(..4)
+        .and_then(|b| b.try_into().ok())
+        .map(u32::from_be_bytes)
+        .ok_or_else(|| FrontierError::corrupt(what, "shorter than 4 bytes"))
+}

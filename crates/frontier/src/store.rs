@@ -1,0 +1,169 @@
+//! The on-disk side: a versioned format file plus one fjall database with
+//! four keyspaces (layout drawn in the crate README).
+//!
+//! ```text
+//! DIR/FORMAT          16 bytes: "MGZF" | version u32 LE | xxh3-64 of the first 8 bytes
+//! DIR/store/          fjall database
+//!     meta    "c"+crawl id -> CrawlRec    "seq" -> next seq    "active" -> u8
+//!     queues  qid          -> QueueRec
+//!     urls    qid | URL key             -> UrlState (pending pointer or completed body)
+//!     sched   qid | next fetch | seq    -> Body (pending URLs, FIFO by key order)
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use fjall::{Database, Keyspace, KeyspaceCreateOptions};
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::error::{FrontierError, Result};
+
+/// Version of the on-disk layout; bumped on any incompatible change.
+pub const FORMAT_VERSION: u32 = 1;
+const MAGIC: &[u8; 4] = b"MGZF";
+
+/// Tuning of the embedded store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoreOptions {
+    /// Block cache bytes.
+    pub cache_bytes: u64,
+    /// Memtable bytes of each of the two big keyspaces before it is flushed.
+    pub memtable_bytes: u64,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            cache_bytes: 32 << 20,
+            memtable_bytes: 32 << 20,
+        }
+    }
+}
+
+/// The open database and its keyspaces.
+pub struct Store {
+    /// The database (journal, persist).
+    pub db: Database,
+    /// Counters and crawl records.
+    pub meta: Keyspace,
+    /// Queue records.
+    pub queues: Keyspace,
+    /// URL → state.
+    pub urls: Keyspace,
+    /// Pending URLs in serve order.
+    pub sched: Keyspace,
+    /// The state directory.
+    pub dir: PathBuf,
+}
+
+impl Store {
+    /// Opens or creates the state in `dir`.
+    pub fn open(dir: &Path, opts: StoreOptions) -> Result<Store> {
+        std::fs::create_dir_all(dir).map_err(|e| FrontierError::io(dir, e))?;
+        check_format_file(dir)?;
+        let db = Database::builder(dir.join("store"))
+            .cache_size(opts.cache_bytes)
+            .manual_journal_persist(true)
+            .open()?;
+        let mem = opts.memtable_bytes.max(1 << 20);
+        let ks = |name: &str| {
+            db.keyspace(name, || {
+                KeyspaceCreateOptions::default()
+                    .manual_journal_persist(true)
+                    .max_memtable_size(mem)
+            })
+        };
+        Ok(Store {
+            meta: ks("meta")?,
+            queues: ks("queues")?,
+            urls: ks("urls")?,
+            sched: ks("sched")?,
+            db,
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    /// Bytes on disk under the state directory.
+    pub fn disk_bytes(&self) -> u64 {
+        self.db.disk_space().unwrap_or(0) + 16
+    }
+}
+
+/// The 16 bytes of the format file.
+pub fn format_bytes(version: u32) -> [u8; 16] {
+    let mut b = [0u8; 16];
+    b[..4].copy_from_slice(MAGIC);
+    b[4..8].copy_from_slice(&version.to_le_bytes());
+    let sum = xxh3_64(&b[..8]);
+    b[8..].copy_from_slice(&sum.to_le_bytes());
+    b
+}
+
+/// Creates `DIR/FORMAT` in a new directory, or checks the existing one.
+fn check_format_file(dir: &Path) -> Result<()> {
+    let path = dir.join("FORMAT");
+    match std::fs::read(&path) {
+        Ok(bytes) => parse_format(&bytes),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if dir.join("store").exists() {
+                return Err(FrontierError::corrupt(
+                    "FORMAT",
+                    "missing while a store exists",
+                ));
+            }
+            write_format_file(&path)
+        }
+        Err(e) => Err(FrontierError::io(path, e)),
+    }
+}
+
+fn parse_format(bytes: &[u8]) -> Result<()> {
+    if bytes.len() != 16 || &bytes[..4] != MAGIC {
+        return Err(FrontierError::corrupt("FORMAT", "bad length or magic"));
+    }
+    let sum = u64::from_le_bytes(bytes[8..16].try_into().unwrap_or_default());
+    if sum != xxh3_64(&bytes[..8]) {
+        return Err(FrontierError::corrupt("FORMAT", "checksum mismatch"));
+    }
+    let found = u32::from_le_bytes(bytes[4..8].try_into().unwrap_or_default());
+    if found != FORMAT_VERSION {
+        return Err(FrontierError::FormatVersion {
+            what: "FORMAT".into(),
+            found,
+            expected: FORMAT_VERSION,
+        });
+    }
+    Ok(())
+}
+
+fn write_format_file(path: &Path) -> Result<()> {
+    let tmp = path.with_extension("tmp");
+    let write = || -> std::io::Result<()> {
+        use std::io::Write;
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(&format_bytes(FORMAT_VERSION))?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    };
+    write().map_err(|e| FrontierError::io(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_file_checks() {
+        assert!(parse_format(&format_bytes(FORMAT_VERSION)).is_ok());
+        assert!(matches!(
+            parse_format(&format_bytes(FORMAT_VERSION + 1)),
+            Err(FrontierError::FormatVersion { found: 2, .. })
+        ));
+        let mut b = format_bytes(FORMAT_VERSION);
+        b[5] ^= 1;
+        assert!(matches!(
+            parse_format(&b),
+            Err(FrontierError::Corrupt { .. })
+        ));
+        assert!(parse_format(&b[..3]).is_err());
+    }
+}

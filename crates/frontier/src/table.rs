@@ -1,0 +1,177 @@
+//! The in-memory side: crawls, queue heads and the two-level round-robin.
+//!
+//! ```text
+//! domains: [ (crawl 0, "example.com") -> [q3, q9, q12], cursor 1 ]
+//!          [ (crawl 0, "other.org")   -> [q4],          cursor 0 ]   <- Table::cursor
+//!          ...
+//! queues:  qid -> Queue { rec (durable), last serve, leases, due hint }
+//! ```
+//!
+//! A `get` walks the domain ring from `cursor`, taking at most one queue per
+//! domain per pass and rotating within the domain, so a site with 1,000
+//! subdomains gets one domain's share. Memory is per queue, never per URL
+//! (apart from leases in flight): ~200 B per queue plus 40 B per lease.
+
+use std::collections::HashMap;
+
+use mgz_seen::SeenSet;
+
+use crate::records::{CrawlRec, QueueRec};
+
+/// Lease key inside a queue: (next_fetch secs, seq).
+pub type LeaseKey = (u64, u64);
+
+/// One queue's head state in RAM.
+#[derive(Debug)]
+pub struct Queue {
+    /// Durable part.
+    pub rec: QueueRec,
+    /// Index into [`Table::domains`].
+    pub domain: usize,
+    /// When URLs were last served from it (ms).
+    pub last_serve_ms: u64,
+    /// URLs in flight: sched position → lease expiry (ms).
+    pub leases: HashMap<LeaseKey, u64>,
+    /// No lease expires before this (ms); may be stale-low, never stale-high.
+    pub lease_min_expiry_ms: u64,
+    /// No unleased pending URL is due before this (secs); stale-low only.
+    pub due_hint_s: u64,
+    /// Last `get` call that served it (each queue serves once per call).
+    pub stamp: u64,
+}
+
+/// A crawl in RAM: its queues by key and its seen set.
+pub struct Crawl {
+    /// Durable part.
+    pub rec: CrawlRec,
+    /// Queue key → qid.
+    pub queues: HashMap<String, u32>,
+    /// Keys of every URL ever stored in the crawl (and not deleted since the last rebuild).
+    pub seen: Box<dyn SeenSet>,
+    /// URLs were deleted since the seen set was built: a "seen" answer must be checked in the store.
+    pub dirty: bool,
+}
+
+/// A registrable domain of one crawl and its queues, rotated round-robin.
+#[derive(Debug, Default)]
+pub struct Domain {
+    /// Owning crawl.
+    pub crawl: u32,
+    /// Queues of this domain.
+    pub queues: Vec<u32>,
+    /// Next queue to try.
+    pub cursor: usize,
+}
+
+/// All in-memory state, guarded by the frontier's mutex.
+#[derive(Default)]
+pub struct Table {
+    /// Crawl name → id.
+    pub crawl_ids: HashMap<String, u32>,
+    /// Crawl id → crawl.
+    pub crawls: HashMap<u32, Crawl>,
+    /// Queue id → queue.
+    pub queues: HashMap<u32, Queue>,
+    /// The domain ring.
+    pub domains: Vec<Domain>,
+    /// (crawl, domain name) → index in `domains`.
+    pub domain_index: HashMap<(u32, String), usize>,
+    /// Next domain to serve.
+    pub cursor: usize,
+    /// Next queue id.
+    pub next_qid: u32,
+    /// Next crawl id.
+    pub next_crawl: u32,
+    /// Next discovery sequence number.
+    pub next_seq: u64,
+    /// Counter of `get` calls (for [`Queue::stamp`]).
+    pub get_calls: u64,
+    /// Whether `get` serves anything.
+    pub active: bool,
+}
+
+/// The registrable domain of a queue key (the key itself when it has none,
+/// e.g. an IP address or a custom key).
+pub fn registrable_domain(key: &str) -> String {
+    match psl::domain_str(key) {
+        Some(d) => d.to_string(),
+        None => key.to_string(),
+    }
+}
+
+impl Table {
+    /// Adds queue `qid` with record `rec` to the maps and the ring.
+    pub fn insert_queue(&mut self, qid: u32, rec: QueueRec) {
+        let dname = registrable_domain(&rec.key);
+        let next = self.domains.len();
+        let d = *self.domain_index.entry((rec.crawl, dname)).or_insert(next);
+        if d == next {
+            self.domains.push(Domain {
+                crawl: rec.crawl,
+                ..Domain::default()
+            });
+        }
+        self.domains[d].queues.push(qid);
+        if let Some(c) = self.crawls.get_mut(&rec.crawl) {
+            c.queues.insert(rec.key.clone(), qid);
+        }
+        self.next_qid = self.next_qid.max(qid + 1);
+        self.queues.insert(
+            qid,
+            Queue {
+                rec,
+                domain: d,
+                last_serve_ms: 0,
+                leases: HashMap::new(),
+                lease_min_expiry_ms: u64::MAX,
+                due_hint_s: 0,
+                stamp: 0,
+            },
+        );
+    }
+
+    /// Removes queue `qid` from the maps and the ring.
+    pub fn remove_queue(&mut self, qid: u32) -> Option<Queue> {
+        let q = self.queues.remove(&qid)?;
+        if let Some(c) = self.crawls.get_mut(&q.rec.crawl) {
+            c.queues.remove(&q.rec.key);
+        }
+        let d = &mut self.domains[q.domain];
+        d.queues.retain(|&x| x != qid);
+        d.cursor = 0;
+        Some(q)
+    }
+
+    /// The qid of `key` in crawl `crawl`, if it exists.
+    pub fn qid(&self, crawl: u32, key: &str) -> Option<u32> {
+        self.crawls.get(&crawl)?.queues.get(key).copied()
+    }
+
+    /// Politeness delay of a queue in ms.
+    pub fn delay_ms(&self, q: &Queue) -> u64 {
+        q.rec.delay_ms.unwrap_or_else(|| {
+            self.crawls
+                .get(&q.rec.crawl)
+                .map_or(crate::records::DEFAULT_DELAY_MS, |c| c.rec.default_delay_ms)
+        })
+    }
+}
+
+impl Queue {
+    /// Drops expired leases and returns how many are still in flight.
+    pub fn live_leases(&mut self, now_ms: u64) -> usize {
+        if self.lease_min_expiry_ms <= now_ms {
+            self.leases.retain(|_, exp| *exp > now_ms);
+            self.lease_min_expiry_ms = self.leases.values().copied().min().unwrap_or(u64::MAX);
+        }
+        self.leases.len()
+    }
+
+    /// Whether an unleased pending URL may be due now (cheap, may say yes wrongly).
+    pub fn may_have_due(&self, now_ms: u64) -> bool {
+        if self.rec.pending as usize <= self.leases.len() {
+            return false;
+        }
+        self.due_hint_s.saturating_mul(1000) <= now_ms
+    }
+}

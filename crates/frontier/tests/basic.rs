@@ -1,0 +1,178 @@
+//! Behaviour of the public API on small inputs, with a manual clock.
+
+use std::sync::Arc;
+
+use mgz_frontier::{
+    Durability, Frontier, FrontierError, FrontierOptions, GetParams, KnownItem, ManualClock,
+    PutOutcome, RejectReason, UrlItem, UrlQuery,
+};
+
+const T0: u64 = 1_700_000_000_000;
+
+fn open(dir: &std::path::Path, clock: &ManualClock) -> Frontier {
+    let opts = FrontierOptions {
+        clock: Arc::new(clock.clone()),
+        durability: Durability::OsBuffer,
+        ..FrontierOptions::default()
+    };
+    Frontier::open(dir, opts).unwrap()
+}
+
+fn get_all(f: &Frontier) -> Vec<String> {
+    let p = GetParams::default();
+    f.get(&p).unwrap().into_iter().map(|r| r.url).collect()
+}
+
+fn done(url: &str) -> KnownItem {
+    KnownItem {
+        item: UrlItem::new(url),
+        next_fetch: 0,
+    }
+}
+
+#[test]
+fn put_dedupes_and_rejects_per_item() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = open(dir.path(), &ManualClock::new(T0));
+    let long_key = UrlItem {
+        key: Some("k".repeat(256)),
+        ..UrlItem::new("http://a.com/x")
+    };
+    let out = f
+        .put_discovered(&[
+            UrlItem::new("http://a.com/1"),
+            UrlItem::new("http://a.com/1"),
+            UrlItem::new("not a url"),
+            long_key,
+            UrlItem::new("http://A.com/2#frag"),
+        ])
+        .unwrap();
+    assert_eq!(out[0], PutOutcome::New);
+    assert_eq!(out[1], PutOutcome::Seen);
+    assert!(matches!(
+        out[2],
+        PutOutcome::Rejected(RejectReason::InvalidUrl(_))
+    ));
+    assert_eq!(
+        out[3],
+        PutOutcome::Rejected(RejectReason::KeyTooLong { len: 256 })
+    );
+    assert_eq!(out[4], PutOutcome::New);
+    let again = f.put_discovered(&[UrlItem::new("http://a.com/1")]).unwrap();
+    assert_eq!(again, vec![PutOutcome::Seen]);
+    let s = f.stats("", None);
+    assert_eq!((s.size, s.queues, s.completed), (2, 1, 0));
+}
+
+#[test]
+fn fifo_lease_politeness_and_completion() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::new(T0);
+    let f = open(dir.path(), &clock);
+    let urls = ["http://a.com/1", "http://a.com/2", "http://a.com/3"];
+    f.put_discovered(&urls.map(UrlItem::new)).unwrap();
+    let p = GetParams {
+        max_urls_per_queue: 2,
+        ..GetParams::default()
+    };
+    let got: Vec<_> = f.get(&p).unwrap().into_iter().map(|r| r.url).collect();
+    assert_eq!(got, ["http://a.com/1", "http://a.com/2"]);
+    assert!(f.get(&p).unwrap().is_empty(), "politeness delay");
+    clock.advance_ms(1_000);
+    assert!(f.get(&p).unwrap().is_empty(), "2 in flight = cap");
+    f.put_known(&[done(urls[0])]).unwrap();
+    clock.advance_ms(1_000);
+    let got: Vec<_> = f.get(&p).unwrap().into_iter().map(|r| r.url).collect();
+    assert_eq!(got, ["http://a.com/3"]);
+    clock.advance_ms(30_000);
+    let got = get_all(&f);
+    assert_eq!(got, ["http://a.com/2", "http://a.com/3"], "leases expired");
+    let st = f.url_status("", urls[0], None).unwrap();
+    assert_eq!(st.next_fetch, 0);
+    assert!(matches!(
+        f.url_status("", "http://a.com/nope", None),
+        Err(FrontierError::NotFound(_))
+    ));
+}
+
+#[test]
+fn known_with_future_date_waits_and_reopen_keeps_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::new(T0);
+    {
+        let f = open(dir.path(), &clock);
+        f.set_delay("", None, 0).unwrap();
+        f.put_known(&[
+            KnownItem {
+                item: UrlItem::new("http://b.org/later"),
+                next_fetch: T0 / 1000 + 100,
+            },
+            done("http://b.org/done"),
+        ])
+        .unwrap();
+        f.put_discovered(&[UrlItem::new("http://b.org/now")])
+            .unwrap();
+        assert_eq!(get_all(&f), ["http://b.org/now"]);
+        f.block_queue_until("", "b.org", T0 / 1000 + 500).unwrap();
+    }
+    let f = open(dir.path(), &clock);
+    let out = f
+        .put_discovered(&[UrlItem::new("http://b.org/done")])
+        .unwrap();
+    assert_eq!(out, vec![PutOutcome::Seen], "seen set rebuilt");
+    clock.advance_ms(200_000);
+    assert!(get_all(&f).is_empty(), "block is durable");
+    clock.advance_ms(400_000);
+    // "now" was leased before the restart: leases are not durable, and it is due first.
+    assert_eq!(get_all(&f), ["http://b.org/now", "http://b.org/later"]);
+}
+
+#[test]
+fn listing_counting_deleting_and_inactive() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::new(T0);
+    let f = open(dir.path(), &clock);
+    let items: Vec<_> = (0..5)
+        .map(|i| UrlItem::new(format!("http://c.net/Page{i}")))
+        .chain([UrlItem {
+            crawl: "other".into(),
+            ..UrlItem::new("http://c.net/page0")
+        }])
+        .collect();
+    f.put_discovered(&items).unwrap();
+    let q = UrlQuery {
+        filter: Some("page".into()),
+        ignore_case: true,
+        ..UrlQuery::default()
+    };
+    assert_eq!(f.count_urls(&q).unwrap(), 5);
+    let case = UrlQuery {
+        ignore_case: false,
+        ..q.clone()
+    };
+    assert_eq!(f.count_urls(&case).unwrap(), 0);
+    let page = f
+        .list_urls(&UrlQuery {
+            start: 1,
+            size: 2,
+            ..UrlQuery::default()
+        })
+        .unwrap();
+    assert_eq!(page.len(), 2);
+    assert_eq!(f.list_crawls(), ["DEFAULT", "other"]);
+    assert_eq!(f.list_queues("", 0, 0, false).keys, ["c.net"]);
+    f.set_active(false).unwrap();
+    assert!(get_all(&f).is_empty());
+    f.set_active(true).unwrap();
+    assert_eq!(f.delete_queue("", "c.net").unwrap(), 5);
+    assert_eq!(f.stats("other", None).size, 1);
+    let again = f
+        .put_discovered(&[UrlItem::new("http://c.net/Page1")])
+        .unwrap();
+    assert_eq!(again, vec![PutOutcome::New], "deleted URLs may come back");
+    assert_eq!(f.delete_crawl("other").unwrap(), 1);
+    assert_eq!(f.list_crawls(), ["DEFAULT"]);
+    clock.advance_ms(3 * 86_400_000);
+    assert_eq!(f.purge_urls("", None, 2).unwrap(), 1);
+    assert_eq!(f.count_urls(&UrlQuery::default()).unwrap(), 0);
+}
