@@ -4,6 +4,7 @@
 use clap::{Parser, Subcommand};
 
 mod demo;
+mod sim_cmd;
 
 /// MillionGazillion: a crawl frontier that remembers every URL in little memory.
 #[derive(Parser)]
@@ -17,12 +18,15 @@ struct Cli {
 enum Command {
     /// Crawl a synthetic web on loopback end to end (the first thing to run).
     Demo(demo::DemoArgs),
+    /// The synthetic web: serve it, print its seeds, ground truth or a URL stream.
+    Sim(sim_cmd::SimArgs),
 }
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Demo(args) => demo::run(args),
+        Command::Sim(args) => sim_cmd::run(args),
     };
     match result {
         Ok(code) => code,
