@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 
 mod demo;
 mod sim_cmd;
+mod url_cmd;
 
 /// MillionGazillion: a crawl frontier that remembers every URL in little memory.
 #[derive(Parser)]
@@ -20,6 +21,8 @@ enum Command {
     Demo(demo::DemoArgs),
     /// The synthetic web: serve it, print its seeds, ground truth or a URL stream.
     Sim(sim_cmd::SimArgs),
+    /// Canonicalise URLs or compute SURT keys, one per line.
+    Url(url_cmd::UrlArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -27,6 +30,7 @@ fn main() -> std::process::ExitCode {
     let result = match cli.command {
         Command::Demo(args) => demo::run(args),
         Command::Sim(args) => sim_cmd::run(args),
+        Command::Url(args) => url_cmd::run(args),
     };
     match result {
         Ok(code) => code,
