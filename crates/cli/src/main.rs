@@ -3,7 +3,9 @@
 
 use clap::{Parser, Subcommand};
 
+mod crawl_cmd;
 mod demo;
+mod search_cmd;
 mod sim_cmd;
 mod url_cmd;
 
@@ -23,6 +25,10 @@ enum Command {
     Sim(sim_cmd::SimArgs),
     /// Canonicalise URLs or compute SURT keys, one per line.
     Url(url_cmd::UrlArgs),
+    /// Crawl from seed URLs: polite, resumable, pages into SQLite.
+    Crawl(Box<crawl_cmd::CrawlArgs>),
+    /// Search the pages of a crawl database (BM25).
+    Search(search_cmd::SearchArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -31,6 +37,8 @@ fn main() -> std::process::ExitCode {
         Command::Demo(args) => demo::run(args),
         Command::Sim(args) => sim_cmd::run(args),
         Command::Url(args) => url_cmd::run(args),
+        Command::Crawl(args) => crawl_cmd::run(*args),
+        Command::Search(args) => search_cmd::run(args),
     };
     match result {
         Ok(code) => code,

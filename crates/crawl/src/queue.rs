@@ -15,10 +15,21 @@ use mgz_frontier::{Frontier, GetParams, KnownItem, PutOutcome, UrlItem, UrlQuery
 
 use crate::CrawlError;
 
+/// Whether a URL waits for a retry (network error, 5xx, 429/503, robots
+/// unreachable). Retrying URLs do not hold their wave back: a page that
+/// fails for minutes must not stall the whole crawl. (Should it succeed
+/// later, its links may be found after a deeper path to them; documented.)
+pub fn is_retrying(meta: &mgz_frontier::Metadata) -> bool {
+    ["tries", "throttled", "robots_tries"]
+        .iter()
+        .any(|k| meta.contains_key(*k))
+}
+
 /// Frontier handle plus pending counts per depth.
 pub struct Queue {
     frontier: Arc<Frontier>,
     pending: Mutex<Vec<u64>>,
+    retrying: Mutex<Vec<u64>>,
     /// URLs whose depth was lowered while pending (see [`Queue::lower`]),
     /// and the lock that orders every depth-rewriting `put_known`.
     lowered: Arc<Mutex<std::collections::HashMap<String, u32>>>,
@@ -39,12 +50,13 @@ impl Queue {
     /// Wraps `frontier`, counting the URLs it already holds (resume).
     pub async fn open(frontier: Arc<Frontier>) -> Result<Queue, CrawlError> {
         let f = frontier.clone();
-        let pending = tokio::task::spawn_blocking(move || count_pending(&f))
+        let (pending, retrying) = tokio::task::spawn_blocking(move || count_pending(&f))
             .await
             .map_err(ferr)??;
         Ok(Queue {
             frontier,
             pending: Mutex::new(pending),
+            retrying: Mutex::new(retrying),
             lowered: Arc::default(),
         })
     }
@@ -60,27 +72,45 @@ impl Queue {
     }
 
     fn add_pending(&self, depth: u32, delta: i64) {
-        let mut p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        add(&self.pending, depth, delta);
+    }
+
+    /// Moves a URL of `depth` between the pending and retrying counts.
+    pub fn set_retrying(&self, depth: u32, retrying: bool) {
+        let (from, to) = if retrying {
+            (&self.pending, &self.retrying)
+        } else {
+            (&self.retrying, &self.pending)
+        };
+        add(from, depth, -1);
+        add(to, depth, 1);
+    }
+}
+
+fn add(counts: &Mutex<Vec<u64>>, depth: u32, delta: i64) {
+    {
+        let mut p = counts.lock().unwrap_or_else(|e| e.into_inner());
         let d = depth as usize;
         if p.len() <= d {
             p.resize(d + 1, 0);
         }
         p[d] = p[d].saturating_add_signed(delta);
     }
+}
 
+impl Queue {
     /// The shallowest depth with pending URLs, `None` when nothing is pending.
     pub fn wave(&self) -> Option<u32> {
         let p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         p.iter().position(|&n| n > 0).map(|d| d as u32)
     }
 
-    /// Total pending URLs.
+    /// Total pending URLs, retrying ones included.
     pub fn pending(&self) -> u64 {
-        self.pending
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .sum()
+        let sum = |m: &Mutex<Vec<u64>>| -> u64 {
+            m.lock().unwrap_or_else(|e| e.into_inner()).iter().sum()
+        };
+        sum(&self.pending) + sum(&self.retrying)
     }
 
     /// Puts discovered URLs; returns the outcome of each.
@@ -112,11 +142,20 @@ impl Queue {
         self.call(move |f| f.get(&params)).await?.map_err(ferr)
     }
 
-    /// Marks `rec` completed (never served again).
-    pub async fn complete(&self, rec: UrlRecord) -> Result<(), CrawlError> {
+    /// Marks `rec` completed (never served again); `was_retrying` says
+    /// which count it sat in.
+    pub async fn complete(&self, rec: UrlRecord, was_retrying: bool) -> Result<(), CrawlError> {
         let depth = rec.depth;
         self.reschedule(rec, 0).await?;
-        self.add_pending(depth, -1);
+        add(
+            if was_retrying {
+                &self.retrying
+            } else {
+                &self.pending
+            },
+            depth,
+            -1,
+        );
         Ok(())
     }
 
@@ -214,8 +253,9 @@ impl Queue {
     }
 }
 
-fn count_pending(f: &Frontier) -> Result<Vec<u64>, CrawlError> {
+fn count_pending(f: &Frontier) -> Result<(Vec<u64>, Vec<u64>), CrawlError> {
     let mut pending = Vec::new();
+    let mut retrying = Vec::new();
     let mut start = 0;
     loop {
         let q = UrlQuery {
@@ -225,15 +265,20 @@ fn count_pending(f: &Frontier) -> Result<Vec<u64>, CrawlError> {
         };
         let page = f.list_urls(&q).map_err(ferr)?;
         if page.is_empty() {
-            return Ok(pending);
+            return Ok((pending, retrying));
         }
         start += page.len() as u64;
         for r in page.iter().filter(|r| r.next_fetch != 0) {
+            let counts = if is_retrying(&r.metadata) {
+                &mut retrying
+            } else {
+                &mut pending
+            };
             let d = r.depth as usize;
-            if pending.len() <= d {
-                pending.resize(d + 1, 0);
+            if counts.len() <= d {
+                counts.resize(d + 1, 0);
             }
-            pending[d] += 1;
+            counts[d] += 1;
         }
     }
 }

@@ -48,10 +48,9 @@ pub async fn robots_for(sh: &Shared, url: &url::Url, depth: u32) -> Arc<Robots> 
     if sh.cfg.sitemaps != crate::config::Sitemaps::Off
         && depth < sh.cfg.max_depth
         && !maps.is_empty()
+        && let Err(e) = read_sitemaps(sh, maps, depth + 1).await
     {
-        if let Err(e) = read_sitemaps(sh, maps, depth + 1).await {
-            tracing::warn!("sitemaps of {origin}: {e}");
-        }
+        tracing::warn!("sitemaps of {origin}: {e}");
     }
     robots
 }

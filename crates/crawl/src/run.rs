@@ -77,7 +77,13 @@ fn robots_token(user_agent: &str) -> String {
 
 async fn open_shared(cfg: CrawlConfig) -> Result<Arc<Shared>, CrawlError> {
     std::fs::create_dir_all(&cfg.state_dir)?;
+    // Process-crash durability (a write reaches the OS before it is
+    // acknowledged), the same guarantee as the SQLite store in WAL/NORMAL:
+    // SIGKILL loses nothing acknowledged; a power cut may lose the last
+    // moments. Per-fetch fsyncs would cap a host at a few pages a second
+    // on a busy disk.
     let opts = FrontierOptions {
+        durability: mgz_frontier::Durability::OsBuffer,
         seen: seen_factory(&cfg.seen_backend)?,
         policy: cfg.policy.clone(),
         ..FrontierOptions::default()
@@ -129,6 +135,11 @@ pub async fn crawl(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Summary, C
     let sh = open_shared(cfg).await?;
     let seeds = sh.cfg.seeds.clone();
     discover(&sh, None, &seeds, 0, Default::default()).await?;
+    // After the seeds, so the crawl exists. Whole seconds only: the gates
+    // space requests to the millisecond.
+    sh.queue
+        .set_default_delay((sh.cfg.delay.as_millis() / 1000) as u32)
+        .await?;
     let done = Arc::new(AtomicBool::new(false));
     let reporter = sh
         .cfg

@@ -17,6 +17,7 @@ use sha2::{Digest, Sha256};
 
 use crate::discover::discover;
 use crate::fetch::{Fetched, retry_after};
+use crate::queue::is_retrying;
 use crate::robots::Robots;
 use crate::run::Shared;
 use crate::stats::Counters;
@@ -26,7 +27,7 @@ use crate::{CrawlError, extract, terms};
 /// Retries for network errors and 5xx.
 pub const MAX_RETRIES: u32 = 3;
 /// Retries of a 429/503 before the URL is recorded as failed.
-pub const MAX_THROTTLED: u32 = 5;
+pub const MAX_THROTTLED: u32 = 3;
 /// Longest redirect chain followed.
 pub const MAX_HOPS: usize = 5;
 
@@ -72,9 +73,15 @@ fn base_row(rec: &UrlRecord, status: u16) -> PageRow {
 
 /// Handles one lease and settles it in the frontier.
 pub async fn process(sh: Arc<Shared>, mut rec: UrlRecord) -> Result<(), CrawlError> {
+    let was_retrying = is_retrying(&rec.metadata);
     match handle(&sh, &mut rec).await? {
-        Next::Complete => sh.queue.complete(rec).await,
-        Next::Retry(at) => sh.queue.reschedule(rec, at).await,
+        Next::Complete => sh.queue.complete(rec, was_retrying).await,
+        Next::Retry(at) => {
+            if !was_retrying && is_retrying(&rec.metadata) {
+                sh.queue.set_retrying(rec.depth, true);
+            }
+            sh.queue.reschedule(rec, at).await
+        }
     }
 }
 
