@@ -66,6 +66,20 @@ impl Gates {
         start
     }
 
+    /// Notes that a request to `host` just finished: the next one starts no
+    /// sooner than one delay from now. Spacing from the end as well as from
+    /// the reserved start keeps the gap a server sees at least the delay even
+    /// when a request left late (a busy machine, a slow connect).
+    pub fn done(&self, host: &str) {
+        let mut m = self.hosts.lock().unwrap_or_else(|p| p.into_inner());
+        let now = Instant::now();
+        let slot = m.entry(host.to_string()).or_insert(HostSlot {
+            next: now,
+            delay: self.default_delay,
+        });
+        slot.next = slot.next.max(now + slot.delay);
+    }
+
     /// Waits for the next slot of `host`.
     pub async fn wait(&self, host: &str) {
         let start = self.reserve(host);

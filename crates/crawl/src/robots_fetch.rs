@@ -28,8 +28,7 @@ pub async fn robots_for(sh: &Shared, url: &url::Url, depth: u32) -> Arc<Robots> 
         return r;
     }
     let host = url.host_str().unwrap_or("");
-    sh.gates.wait(host).await;
-    let robots = match sh.fetcher.get(&format!("{origin}/robots.txt")).await {
+    let robots = match sh.polite_get(host, &format!("{origin}/robots.txt")).await {
         Ok(resp) => Robots::from_response(resp.status, &resp.body, &sh.robots_agent),
         // The page fetch will be refused and recorded by the same guard.
         Err(CrawlError::Blocked { .. }) => Robots::AllowAll,
@@ -68,8 +67,7 @@ async fn read_sitemaps(sh: &Shared, mut todo: Vec<String>, depth: u32) -> Result
         if !sh.filter.host_in_scope(host) {
             continue;
         }
-        sh.gates.wait(host).await;
-        let resp = match sh.fetcher.get(&map).await {
+        let resp = match sh.polite_get(host, &map).await {
             Ok(r) if r.status == 200 => r,
             _ => {
                 sh.counters.error("sitemap_fetch");

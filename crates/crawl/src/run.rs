@@ -53,6 +53,20 @@ pub struct Shared {
     pub counters: Counters,
 }
 
+impl Shared {
+    /// GETs `url` on `host` inside its politeness gate.
+    pub async fn polite_get(
+        &self,
+        host: &str,
+        url: &str,
+    ) -> Result<crate::fetch::Fetched, CrawlError> {
+        self.gates.wait(host).await;
+        let result = self.fetcher.get(url).await;
+        self.gates.done(host);
+        result
+    }
+}
+
 /// Seen-set backends the crawler can ask the frontier for.
 pub fn seen_factory(name: &str) -> Result<SeenFactory, CrawlError> {
     match name {

@@ -101,8 +101,7 @@ async fn handle(sh: &Shared, rec: &mut UrlRecord) -> Result<Next, CrawlError> {
             return Ok(robots_refused(sh, rec, &robots));
         }
     }
-    sh.gates.wait(&host).await;
-    match sh.fetcher.get(url.as_str()).await {
+    match sh.polite_get(&host, url.as_str()).await {
         Err(e) => on_error(sh, rec, e).await,
         Ok(resp) => on_response(sh, rec, resp).await,
     }
