@@ -75,6 +75,12 @@ pub struct CrawlArgs {
     /// Read no sitemaps at all (not even those robots.txt names).
     #[arg(long)]
     pub no_sitemaps: bool,
+    /// Seconds before an unreachable robots.txt (5xx, timeout) is asked again.
+    #[arg(long, default_value_t = 60)]
+    pub robots_retry: u64,
+    /// How often an unreachable robots.txt is retried before its URLs are dropped.
+    #[arg(long, default_value_t = 2)]
+    pub robots_retries: u32,
     /// Print one JSON object at the end.
     #[arg(long)]
     pub json: bool,
@@ -123,6 +129,8 @@ pub fn config(args: &CrawlArgs, state_dir: PathBuf) -> anyhow::Result<CrawlConfi
         delay: Duration::from_millis(args.delay),
         seen_backend: args.seen.clone(),
         ignore_robots: args.ignore_robots,
+        robots_retry: Duration::from_secs(args.robots_retry),
+        robots_retries: args.robots_retries,
         sitemaps: match (args.sitemaps, args.no_sitemaps) {
             (true, _) => Sitemaps::RobotsAndGuess,
             (_, true) => Sitemaps::Off,
