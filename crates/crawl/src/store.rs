@@ -104,17 +104,27 @@ enum Msg {
 #[derive(Clone)]
 pub struct Store {
     tx: mpsc::Sender<Msg>,
+    rows_at_open: u64,
 }
 
 impl Store {
     /// Opens (creating) the database and starts the writer thread.
     pub fn open(path: &Path) -> Result<Store, CrawlError> {
         let conn = open(path)?;
+        let rows_at_open: i64 = conn.query_row("SELECT count(*) FROM pages", [], |r| r.get(0))?;
         let (tx, rx) = mpsc::channel();
         std::thread::Builder::new()
             .name("mgz-store".into())
             .spawn(move || writer_loop(conn, rx))?;
-        Ok(Store { tx })
+        Ok(Store {
+            tx,
+            rows_at_open: rows_at_open as u64,
+        })
+    }
+
+    /// Rows the database held when opened (0: a fresh crawl, nothing to skip).
+    pub fn rows_at_open(&self) -> u64 {
+        self.rows_at_open
     }
 
     /// Stores a row; returns once it is committed.

@@ -86,7 +86,8 @@ pub async fn process(sh: Arc<Shared>, mut rec: UrlRecord) -> Result<(), CrawlErr
 }
 
 async fn handle(sh: &Shared, rec: &mut UrlRecord) -> Result<Next, CrawlError> {
-    if sh.store.contains(&rec.url).await {
+    // Only a resumed crawl can be served a URL it already stored.
+    if sh.store.rows_at_open() > 0 && sh.store.contains(&rec.url).await {
         Counters::bump(&sh.counters.duplicates_skipped);
         return Ok(Next::Complete);
     }
