@@ -81,6 +81,10 @@ pub struct CrawlArgs {
     /// How often an unreachable robots.txt is retried before its URLs are dropped.
     #[arg(long, default_value_t = 2)]
     pub robots_retries: u32,
+    /// Skip breadth-first waves: faster when a few hosts hold most pages,
+    /// but a page may be reached at more than its least depth.
+    #[arg(long)]
+    pub loose_depth: bool,
     /// Print one JSON object at the end.
     #[arg(long)]
     pub json: bool,
@@ -129,6 +133,7 @@ pub fn config(args: &CrawlArgs, state_dir: PathBuf) -> anyhow::Result<CrawlConfi
         delay: Duration::from_millis(args.delay),
         seen_backend: args.seen.clone(),
         ignore_robots: args.ignore_robots,
+        strict_depth: !args.loose_depth,
         robots_retry: Duration::from_secs(args.robots_retry),
         robots_retries: args.robots_retries,
         sitemaps: match (args.sitemaps, args.no_sitemaps) {

@@ -66,6 +66,7 @@ fn crawl_config(
         robots_retry: Duration::from_secs(2),
         robots_retries: 1,
         backoff: Duration::from_millis(500),
+        strict_depth: false,
         ..CrawlConfig::default()
     };
     cfg.fetch.resolve = vec![ResolveRule::parse(resolve)?];

@@ -64,6 +64,10 @@ pub struct CrawlConfig {
     pub traps: TrapLimits,
     /// Base of the exponential back-off for retries and 429/503 without `Retry-After`.
     pub backoff: Duration,
+    /// Breadth-first waves, so every URL gets its least depth and
+    /// `max_depth` is exact (see [`crate::queue`]). Off: the frontier's own
+    /// order, faster on webs with a few very large hosts, depths approximate.
+    pub strict_depth: bool,
     /// Print progress (bar on a TTY, log lines otherwise).
     pub progress: bool,
 }
@@ -92,6 +96,7 @@ impl Default for CrawlConfig {
             robots_retries: 2,
             traps: TrapLimits::default(),
             backoff: Duration::from_secs(1),
+            strict_depth: true,
             progress: true,
         }
     }

@@ -216,7 +216,7 @@ async fn dispatch(sh: &Arc<Shared>, stop: &AtomicBool) -> Result<(), CrawlError>
         idle_since = None;
         for mut rec in leases {
             rec.depth = sh.queue.effective_depth(&rec);
-            if rec.depth > wave {
+            if sh.cfg.strict_depth && rec.depth > wave {
                 // Not this wave's turn: hand it back for a second.
                 let sh = sh.clone();
                 tasks.spawn(async move { sh.queue.reschedule(rec, now_s() + 1).await });

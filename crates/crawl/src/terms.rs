@@ -162,9 +162,19 @@ pub fn top_terms(text: &str, n: usize) -> Vec<String> {
         if !(3..=30).contains(&chars) || word.chars().all(|c| c.is_ascii_digit()) {
             continue;
         }
-        let lower = word.to_lowercase();
-        if !is_stopword(&lower) {
-            *counts.entry(lower).or_default() += 1;
+        let lower: std::borrow::Cow<'_, str> = if word.chars().any(char::is_uppercase) {
+            word.to_lowercase().into()
+        } else {
+            word.into()
+        };
+        if is_stopword(&lower) {
+            continue;
+        }
+        match counts.get_mut(lower.as_ref()) {
+            Some(n) => *n += 1,
+            None => {
+                counts.insert(lower.into_owned(), 1);
+            }
         }
     }
     let mut ranked: Vec<(String, u32)> = counts.into_iter().collect();
