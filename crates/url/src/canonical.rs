@@ -46,28 +46,18 @@ impl CanonicalUrl {
             None => url::Url::parse(&text),
         };
         let mut url = parsed.map_err(|e| map_parse_error(e, &text))?;
-        match url.scheme() {
-            "http" | "https" => {}
-            other => {
-                return Err(UrlError::UnsupportedScheme {
-                    scheme: other.to_string(),
-                });
-            }
+        if !matches!(url.scheme(), "http" | "https") {
+            let scheme = url.scheme().to_string();
+            return Err(UrlError::UnsupportedScheme { scheme });
         }
         normalize_host(&mut url, policy)?;
-        // Credentials do not name a different resource, and must never end
-        // up in a seen-set or a log; both setters fail only without a host.
-        let _ = url.set_username("");
-        let _ = url.set_password(None);
-        url.set_fragment(None);
+        drop_userinfo_and_fragment(&mut url);
         normalize_path(&mut url, policy);
         normalize_query(&mut url, policy);
         let len = url.as_str().len();
         if len > policy.max_len {
-            return Err(UrlError::TooLong {
-                len,
-                limit: policy.max_len,
-            });
+            let limit = policy.max_len;
+            return Err(UrlError::TooLong { len, limit });
         }
         Ok(CanonicalUrl { url })
     }
@@ -206,7 +196,15 @@ fn normalize_host(url: &mut url::Url, policy: &Policy) -> Result<(), UrlError> {
         return Err(UrlError::MissingHost);
     }
     if policy.strip_www {
-        new = strip_www(new);
+        // Repeatedly: `www.www.a.com` must reach its fixed point in one
+        // pass (case found in fuzz testing).
+        loop {
+            let stripped = strip_www(new);
+            if stripped.len() == new.len() {
+                break;
+            }
+            new = stripped;
+        }
     }
     if new.len() != host.len() {
         let new = new.to_string();
@@ -225,6 +223,19 @@ pub(crate) fn strip_www(host: &str) -> &str {
     match rest.strip_prefix('.') {
         Some(tail) if tail.contains('.') => tail,
         _ => host,
+    }
+}
+
+/// Credentials do not name a different resource, and must never end up in
+/// a seen-set or a log. Guarded because each setter re-serialises the URL;
+/// the setters fail only without a host, which was checked before.
+fn drop_userinfo_and_fragment(url: &mut url::Url) {
+    if !url.username().is_empty() || url.password().is_some() {
+        let _ = url.set_username("");
+        let _ = url.set_password(None);
+    }
+    if url.fragment().is_some() {
+        url.set_fragment(None);
     }
 }
 
@@ -259,5 +270,40 @@ fn normalize_query(url: &mut url::Url, policy: &Policy) {
         url.set_query(None);
     } else if let Cow::Owned(q) = q {
         url.set_query(Some(&q));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prepare_trims_and_drops_tab_newline_only() {
+        assert_eq!(prepare("  http://a/\tb\n ").as_deref(), Ok("http://a/b"));
+        assert_eq!(prepare("\u{0}http://a/").as_deref(), Ok("http://a/"));
+        assert_eq!(
+            prepare(" x\u{1b}y"),
+            Err(UrlError::ControlCharacter {
+                byte: 0x1b,
+                offset: 2
+            })
+        );
+    }
+
+    #[test]
+    fn strip_www_needs_a_dotted_rest() {
+        assert_eq!(strip_www("www.a.com"), "a.com");
+        assert_eq!(strip_www("www07.a.com"), "a.com");
+        assert_eq!(strip_www("www.com"), "www.com");
+        assert_eq!(strip_www("wwwx.a.com"), "wwwx.a.com");
+    }
+
+    #[test]
+    fn idna_failures_on_ascii_hosts_are_host_errors() {
+        assert!(looks_international("b\u{fc}cher.de"));
+        assert!(looks_international("XN--a.com"));
+        assert!(looks_international("t%C3%BC.de"));
+        assert!(!looks_international("host%23.com"));
+        assert_eq!(raw_host("http://u:p@h.com:81/x?y"), "h.com:81");
     }
 }

@@ -113,6 +113,8 @@ fn aggressive_rules() {
     );
     assert_eq!(c("http://www.com/?sid=1"), "http://www.com/");
     assert_eq!(c("http://wwwfoo.com/"), "http://wwwfoo.com/");
+    // Case found in fuzz testing: one pass must reach the fixed point.
+    assert_eq!(c("http://www.www.google.coah/.."), "http://google.coah/");
 }
 
 #[test]

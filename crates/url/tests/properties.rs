@@ -55,6 +55,11 @@ proptest! {
                 let again = parse(u.as_str(), &p).expect("canonical text parses");
                 prop_assert_eq!(&again, &u);
                 prop_assert_eq!(CanonicalUrl::from_key_bytes(&u.key_bytes()), Ok(u.clone()));
+                // The key is the URL minus `http://` (7 bytes), or minus
+                // `https://` plus `:s` (6 bytes; 7 with a port, whose `:` is
+                // shared): nothing else is added.
+                let saved = if u.scheme() == "https" && u.port().is_none() { 6 } else { 7 };
+                prop_assert_eq!(u.key_bytes().len(), u.as_str().len() - saved);
                 let _ = surt(&u, SurtOptions::default());
             }
         }

@@ -12,18 +12,7 @@ use std::process::{Command, Stdio};
 use mgz_url::{SurtOptions, ia};
 
 /// Prints `surt.surt(line, **opts)` per input line, `EXC\t<type>` on error.
-const SCRIPT: &str = r#"
-import json, sys
-import surt
-opts = json.loads(sys.argv[1])
-for line in sys.stdin.buffer:
-    url = line.rstrip(b"\n").decode("utf-8")
-    try:
-        out = surt.surt(url, **opts)
-    except Exception as e:
-        out = "EXC\t" + type(e).__name__
-    sys.stdout.write(out.replace("\n", "\\n") + "\n")
-"#;
+const SCRIPT: &str = include_str!("../benches/surt_lines.py");
 
 fn python() -> Result<PathBuf, String> {
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");

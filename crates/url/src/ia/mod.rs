@@ -18,7 +18,7 @@
 mod google;
 mod rules;
 
-use crate::SurtOptions;
+use crate::{SurtOptions, UrlError};
 
 /// A URL split into the parts the IA pipeline works on (raw bytes).
 #[derive(Debug, Default, Clone)]
@@ -30,34 +30,17 @@ pub(crate) struct Parts {
     pub(crate) query: Option<Vec<u8>>,
 }
 
-/// Why the IA pipeline gave up (the Python package raises on these).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum IaError {
-    /// The port is not a decimal number in 0..=65535.
-    BadPort,
-}
-
-impl std::fmt::Display for IaError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            IaError::BadPort => f.write_str("port is not a number in 0..=65535"),
-        }
-    }
-}
-
-impl std::error::Error for IaError {}
-
 /// The SURT key of `text` as the Python `surt` package computes it
 /// (`surt.surt(text, with_scheme=.., trailing_comma=.., host_massage=..)`).
+/// Fails only where the package raises: [`UrlError::InvalidPort`].
 ///
 /// ```
 /// use mgz_url::{ia, SurtOptions};
 /// let key = ia::surt("http://www.archive.org/goo/?b&a", SurtOptions::default())?;
 /// assert_eq!(key, "org,archive)/goo?a&b");
-/// # Ok::<(), ia::IaError>(())
+/// # Ok::<(), mgz_url::UrlError>(())
 /// ```
-pub fn surt(text: &str, opts: SurtOptions) -> Result<String, IaError> {
+pub fn surt(text: &str, opts: SurtOptions) -> Result<String, UrlError> {
     if text.is_empty() {
         return Ok("-".to_string());
     }
@@ -75,9 +58,9 @@ pub fn surt(text: &str, opts: SurtOptions) -> Result<String, IaError> {
 ///
 /// ```
 /// assert_eq!(mgz_url::ia::google_canonicalize("http://host/%25%32%35")?, "http://host/%25");
-/// # Ok::<(), mgz_url::ia::IaError>(())
+/// # Ok::<(), mgz_url::UrlError>(())
 /// ```
-pub fn google_canonicalize(text: &str) -> Result<String, IaError> {
+pub fn google_canonicalize(text: &str) -> Result<String, UrlError> {
     let mut parts = split(text.as_bytes())?;
     let trailing_question = parts.query.is_none() && ends_with_question(text);
     google::canonicalize(&mut parts);
@@ -99,7 +82,7 @@ fn to_string(bytes: Vec<u8>) -> String {
 
 /// Trims, drops TAB/CR/LF, adds `http://` when no scheme, collapses
 /// `http://https://` runs, then splits RFC 3986 appendix B style.
-fn split(raw: &[u8]) -> Result<Parts, IaError> {
+fn split(raw: &[u8]) -> Result<Parts, UrlError> {
     let text: Vec<u8> = raw
         .trim_ascii()
         .iter()
@@ -166,7 +149,7 @@ fn collapse_protocols(text: &mut Vec<u8>) {
     }
 }
 
-fn set_host_port(parts: &mut Parts, netloc: &[u8]) -> Result<(), IaError> {
+fn set_host_port(parts: &mut Parts, netloc: &[u8]) -> Result<(), UrlError> {
     let mut netloc = netloc;
     while let Some(n) = netloc.strip_suffix(b":") {
         netloc = n;
@@ -197,10 +180,10 @@ fn set_host_port(parts: &mut Parts, netloc: &[u8]) -> Result<(), IaError> {
     Ok(())
 }
 
-fn parse_port(port: Option<&[u8]>) -> Result<Option<u32>, IaError> {
+fn parse_port(port: Option<&[u8]>) -> Result<Option<u32>, UrlError> {
     let Some(port) = port else { return Ok(None) };
     if !port.iter().all(u8::is_ascii_digit) {
-        return Err(IaError::BadPort);
+        return Err(UrlError::InvalidPort);
     }
     let digits = port.iter().skip_while(|&&b| b == b'0').count();
     let value = std::str::from_utf8(port)
@@ -208,7 +191,7 @@ fn parse_port(port: Option<&[u8]>) -> Result<Option<u32>, IaError> {
         .and_then(|s| s.parse::<u32>().ok());
     match value {
         Some(v) if digits <= 5 && v <= 65535 => Ok(Some(v).filter(|&v| v != 0)),
-        _ => Err(IaError::BadPort),
+        _ => Err(UrlError::InvalidPort),
     }
 }
 

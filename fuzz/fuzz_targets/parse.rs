@@ -1,0 +1,28 @@
+//! Fuzzes `CanonicalUrl::parse` and everything derived from its output.
+//!
+//! Beyond "no panic", checks the crate's invariants on every accepted input:
+//! idempotence, key round trip, and that SURT/IA paths accept the result.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use mgz_url::{CanonicalUrl, Policy, SurtOptions, ia, surt};
+
+fuzz_target!(|data: &[u8]| {
+    let _ = CanonicalUrl::from_key_bytes(data);
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let _ = ia::surt(text, SurtOptions::default());
+    let _ = ia::google_canonicalize(text);
+    for policy in [Policy::safe(), Policy::aggressive()] {
+        let Ok(url) = CanonicalUrl::parse(text, None, &policy) else {
+            continue;
+        };
+        let again = CanonicalUrl::parse(url.as_str(), None, &policy);
+        assert_eq!(again.as_ref(), Ok(&url), "not idempotent: {text:?}");
+        let back = CanonicalUrl::from_key_bytes(&url.key_bytes());
+        assert_eq!(back.as_ref(), Ok(&url), "key round trip: {text:?}");
+        let _ = surt(&url, SurtOptions::default());
+        let _ = CanonicalUrl::parse("../x?y#z", Some(&url), &policy);
+    }
+});
