@@ -4,6 +4,7 @@
 use clap::{Parser, Subcommand};
 
 mod crawl_cmd;
+mod bench_frontier;
 mod demo;
 mod search_cmd;
 mod sim_cmd;
@@ -29,6 +30,8 @@ enum Command {
     Crawl(Box<crawl_cmd::CrawlArgs>),
     /// Search the pages of a crawl database (BM25).
     Search(search_cmd::SearchArgs),
+    /// Benchmarks: `mgz bench frontier` measures PowerCache.
+    Bench(bench_frontier::BenchArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -39,6 +42,7 @@ fn main() -> std::process::ExitCode {
         Command::Url(args) => url_cmd::run(args),
         Command::Crawl(args) => crawl_cmd::run(*args),
         Command::Search(args) => search_cmd::run(args),
+        Command::Bench(args) => bench_frontier::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,15 +1,16 @@
 //! `get`: leasing due URLs, fair across domains, polite per queue.
 //!
-//! Walk the domain ring from the shared cursor; each pass takes at most one
-//! queue per domain (rotating inside the domain) and each queue at most once
-//! per call; passes repeat until `max_queues` queues served or a pass finds
-//! nothing. A queue is eligible when it is not blocked, its politeness delay
+//! Deficit round-robin over the domain ring: a domain's turn is worth
+//! `max_urls_per_queue` URLs (one queue when unlimited), drawn from its hosts
+//! in rotation; a turn cut short by `max_queues` resumes at the next call.
+//! Each queue serves at most once per call; passes repeat until `max_queues`
+//! queues served or a pass finds nothing. A queue is eligible when it is not blocked, its politeness delay
 //! has elapsed, its in-flight count is under `max_urls_per_queue`, its crawl
 //! limit is not reached and a pending URL may be due (in-RAM hints). Only then
 //! is the store read: a prefix scan of its `sched` range, skipping leased
 //! entries, stopping at the first URL not yet due.
 
-use crate::codec::{Body, parse_sched_key};
+use crate::codec::{Body, parse_sched_key, sched_key};
 use crate::error::Result;
 use crate::frontier::Frontier;
 use crate::table::{Queue, Table};
@@ -58,7 +59,7 @@ impl Frontier {
                 .filter_map(|(_, c)| c.queues.get(key).copied())
                 .collect();
             for qid in qids.into_iter().take(limit(params.max_queues)) {
-                self.serve_queue(&mut t, qid, &ask, &mut out)?;
+                self.serve_queue(&mut t, qid, usize::MAX, &ask, &mut out)?;
             }
             return Ok(out);
         }
@@ -66,7 +67,7 @@ impl Frontier {
         Ok(out)
     }
 
-    /// The round-robin over domains.
+    /// The deficit round-robin over domains.
     fn serve_ring(
         &self,
         t: &mut Table,
@@ -85,13 +86,19 @@ impl Frontier {
                 if crawl.is_some_and(|c| t.domains[di].crawl != c) {
                     continue;
                 }
-                if self.serve_domain(t, di, ask, out)? {
-                    served += 1;
-                    progress = true;
+                let queues = self.serve_domain(t, di, max_queues - served, ask, out)?;
+                served += queues;
+                progress |= queues > 0;
+                if t.domains[di].deficit > 0 {
+                    // Turn interrupted by max_queues: resume it next call.
+                    t.cursor = di;
+                    return Ok(());
+                }
+                if queues > 0 {
                     t.cursor = (di + 1) % n;
-                    if served == max_queues {
-                        break;
-                    }
+                }
+                if served == max_queues {
+                    return Ok(());
                 }
             }
             if !progress {
@@ -101,25 +108,48 @@ impl Frontier {
         Ok(())
     }
 
-    /// Serves the next eligible queue of domain `di`; true if it gave URLs.
+    /// One turn of domain `di`: serves its next eligible queues until the
+    /// turn's URL budget is spent, `max_queues` queues served, or none is
+    /// left. Returns the number of queues served.
     fn serve_domain(
         &self,
         t: &mut Table,
         di: usize,
+        max_queues: usize,
         ask: &Ask,
         out: &mut Vec<UrlRecord>,
-    ) -> Result<bool> {
+    ) -> Result<usize> {
         let len = t.domains[di].queues.len();
-        let start = t.domains[di].cursor;
-        for j in 0..len {
-            let pos = (start + j) % len;
+        if t.domains[di].deficit == 0 {
+            t.domains[di].deficit = ask.per_queue;
+        }
+        let mut served = 0;
+        let mut tried = 0;
+        while tried < len && served < max_queues && t.domains[di].deficit > 0 {
+            let pos = (t.domains[di].cursor + tried) % len;
             let qid = t.domains[di].queues[pos];
-            if self.serve_queue(t, qid, ask, out)? > 0 {
-                t.domains[di].cursor = (pos + 1) % len;
-                return Ok(true);
+            tried += 1;
+            let budget = t.domains[di].deficit;
+            let got = self.serve_queue(t, qid, budget, ask, out)?;
+            if got == 0 {
+                continue;
+            }
+            served += 1;
+            let d = &mut t.domains[di];
+            d.cursor = (pos + 1) % len;
+            tried = 0;
+            // An unlimited turn (max_urls_per_queue 0) is one queue.
+            d.deficit = if ask.per_queue == usize::MAX {
+                0
+            } else {
+                d.deficit - got
+            };
+            if served == max_queues {
+                return Ok(served);
             }
         }
-        Ok(false)
+        t.domains[di].deficit = 0;
+        Ok(served)
     }
 
     /// Leases due URLs from queue `qid` if it is eligible; returns how many.
@@ -127,6 +157,7 @@ impl Frontier {
         &self,
         t: &mut Table,
         qid: u32,
+        budget: usize,
         ask: &Ask,
         out: &mut Vec<UrlRecord>,
     ) -> Result<usize> {
@@ -144,7 +175,7 @@ impl Frontier {
         let Some(room) = room(q, delay, ask, stamp) else {
             return Ok(0);
         };
-        let got = self.lease(q, qid, room, ask, &crawl, out)?;
+        let got = self.lease(q, qid, room.min(budget), ask, &crawl, out)?;
         if got > 0 {
             q.last_serve_ms = ask.now_ms;
             q.stamp = stamp;
@@ -152,7 +183,8 @@ impl Frontier {
         Ok(got)
     }
 
-    /// Scans the queue's `sched` range and leases up to `room` due URLs.
+    /// Scans the queue's `sched` range from its `scan_from` mark and leases
+    /// up to `room` due URLs; moves the mark past the entries now all leased.
     fn lease(
         &self,
         q: &mut Queue,
@@ -163,8 +195,11 @@ impl Frontier {
         out: &mut Vec<UrlRecord>,
     ) -> Result<usize> {
         let mut got = 0;
+        let from = sched_key(qid, q.scan_from.0, q.scan_from.1);
+        let to = sched_key(qid, u64::MAX, u64::MAX);
+        let mut mark = q.scan_from;
         let mut exhausted = true;
-        for kv in self.store.sched.prefix(qid.to_be_bytes()) {
+        for kv in self.store.sched.range(from..=to) {
             let (k, v) = kv.into_inner()?;
             let (_, next_fetch, seq) = parse_sched_key(&k)?;
             if next_fetch.saturating_mul(1000) > ask.now_ms {
@@ -172,6 +207,7 @@ impl Frontier {
                 exhausted = false;
                 break;
             }
+            mark = (next_fetch, seq + 1);
             if q.leases
                 .get(&(next_fetch, seq))
                 .is_some_and(|&e| e > ask.now_ms)
@@ -189,6 +225,8 @@ impl Frontier {
                 break;
             }
         }
+        // Everything before `mark` is leased now; expiry or insertion lowers it.
+        q.scan_from = mark;
         if exhausted {
             // Everything left is leased: nothing is due until a lease expires
             // (live_leases resets the hint) or a URL arrives (min with its time).
@@ -209,11 +247,7 @@ fn room(q: &mut Queue, delay_ms: u64, ask: &Ask, stamp: u64) -> Option<usize> {
     if q.last_serve_ms > 0 && q.last_serve_ms.saturating_add(delay_ms) > ask.now_ms {
         return None;
     }
-    let before = q.leases.len();
     let live = q.live_leases(ask.now_ms);
-    if live < before {
-        q.due_hint_s = 0;
-    }
     let mut room = ask.per_queue.saturating_sub(live);
     if q.rec.limit > 0 {
         let used = q.rec.completed.saturating_add(live as u64);

@@ -63,7 +63,10 @@ impl Store {
         let db = Database::builder(dir.join("store"))
             .cache_size(opts.cache_bytes)
             .manual_journal_persist(true)
-            .open()?;
+            // Bounds what a restart after a crash replays (fjall's minimum).
+            .max_journaling_size(64 << 20)
+            .open()
+            .map_err(|e| at(dir, e))?;
         let mem = opts.memtable_bytes.max(1 << 20);
         let ks = |name: &str| {
             db.keyspace(name, || {
@@ -73,10 +76,10 @@ impl Store {
             })
         };
         Ok(Store {
-            meta: ks("meta")?,
-            queues: ks("queues")?,
-            urls: ks("urls")?,
-            sched: ks("sched")?,
+            meta: ks("meta").map_err(|e| at(dir, e))?,
+            queues: ks("queues").map_err(|e| at(dir, e))?,
+            urls: ks("urls").map_err(|e| at(dir, e))?,
+            sched: ks("sched").map_err(|e| at(dir, e))?,
             db,
             dir: dir.to_path_buf(),
         })
@@ -85,6 +88,14 @@ impl Store {
     /// Bytes on disk under the state directory.
     pub fn disk_bytes(&self) -> u64 {
         self.db.disk_space().unwrap_or(0) + 16
+    }
+}
+
+/// A store error at open, naming the directory.
+fn at(dir: &Path, e: fjall::Error) -> FrontierError {
+    match e {
+        fjall::Error::Io(source) => FrontierError::io(dir.join("store"), source),
+        other => FrontierError::from(other),
     }
 }
 

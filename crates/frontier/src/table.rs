@@ -7,9 +7,10 @@
 //! queues:  qid -> Queue { rec (durable), last serve, leases, due hint }
 //! ```
 //!
-//! A `get` walks the domain ring from `cursor`, taking at most one queue per
-//! domain per pass and rotating within the domain, so a site with 1,000
-//! subdomains gets one domain's share. Memory is per queue, never per URL
+//! A `get` walks the domain ring from `cursor` with deficit round-robin: a
+//! domain's turn is worth `max_urls_per_queue` URLs, drawn from as many of its
+//! hosts (rotating) as it takes, so a site with 1,000 subdomains of two URLs
+//! each gets the same share of URLs as a single host with a long backlog. Memory is per queue, never per URL
 //! (apart from leases in flight): ~200 B per queue plus 40 B per lease.
 
 use std::collections::HashMap;
@@ -38,6 +39,10 @@ pub struct Queue {
     pub due_hint_s: u64,
     /// Last `get` call that served it (each queue serves once per call).
     pub stamp: u64,
+    /// Scans of `sched` start here: every pending entry before it is leased.
+    /// Skipping the head this way avoids re-reading the tombstones that
+    /// completed URLs leave at the front of the queue (the LSM queue trap).
+    pub scan_from: LeaseKey,
 }
 
 /// A crawl in RAM: its queues by key and its seen set.
@@ -61,6 +66,8 @@ pub struct Domain {
     pub queues: Vec<u32>,
     /// Next queue to try.
     pub cursor: usize,
+    /// URLs left in the domain's current turn (deficit round-robin); 0 = no turn under way.
+    pub deficit: usize,
 }
 
 /// All in-memory state, guarded by the frontier's mutex.
@@ -126,6 +133,7 @@ impl Table {
                 lease_min_expiry_ms: u64::MAX,
                 due_hint_s: 0,
                 stamp: 0,
+                scan_from: (0, 0),
             },
         );
     }
@@ -139,6 +147,7 @@ impl Table {
         let d = &mut self.domains[q.domain];
         d.queues.retain(|&x| x != qid);
         d.cursor = 0;
+        d.deficit = 0;
         Some(q)
     }
 
@@ -161,10 +170,28 @@ impl Queue {
     /// Drops expired leases and returns how many are still in flight.
     pub fn live_leases(&mut self, now_ms: u64) -> usize {
         if self.lease_min_expiry_ms <= now_ms {
-            self.leases.retain(|_, exp| *exp > now_ms);
+            let mut first_expired = None;
+            self.leases.retain(|k, exp| {
+                let live = *exp > now_ms;
+                if !live {
+                    first_expired = Some(first_expired.map_or(*k, |f: LeaseKey| f.min(*k)));
+                }
+                live
+            });
+            if let Some(k) = first_expired {
+                // Their URLs are unleased pending entries again, maybe due.
+                self.due_hint_s = 0;
+                self.scan_from = self.scan_from.min(k);
+            }
             self.lease_min_expiry_ms = self.leases.values().copied().min().unwrap_or(u64::MAX);
         }
         self.leases.len()
+    }
+
+    /// Notes a pending entry added at `key` (due at `key.0`).
+    pub fn added(&mut self, key: LeaseKey) {
+        self.due_hint_s = self.due_hint_s.min(key.0);
+        self.scan_from = self.scan_from.min(key);
     }
 
     /// Whether an unleased pending URL may be due now (cheap, may say yes wrongly).

@@ -1,0 +1,341 @@
+//! `mgz bench frontier`: PowerCache end to end on a synthetic URL stream.
+//!
+//! 1. put: `2 × N` URLs in batches of 256 (half of them repeat an earlier
+//!    URL, as links to known pages do), submitted by `--threads` producers,
+//!    each batch acknowledged only once durable (group commit);
+//! 2. get + complete: lease everything (politeness delay 0) and mark it done;
+//! 3. close and reopen (seen sets rebuilt from the store).
+//!
+//! Baseline measured first in the same run: the same stream written into a
+//! bare fjall keyspace (see [`baseline_put`]); printed on stderr.
+//!
+//! `put_per_s` counts every item submitted (new or duplicate) per second of
+//! wall time until the last acknowledgement; `get_per_s` counts URLs served
+//! and completed per second; `rss_bytes` is the process's peak RSS (VmHWM).
+
+use std::collections::VecDeque;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::Context;
+use mgz_frontier::{Frontier, FrontierOptions, GetParams, KnownItem, UrlItem};
+
+/// Arguments of `mgz bench` (this branch knows only `frontier`).
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    command: BenchCommand,
+}
+
+#[derive(clap::Subcommand)]
+enum BenchCommand {
+    /// PowerCache: put (50% duplicates), get + complete, reopen.
+    Frontier(FrontierArgs),
+}
+
+/// Arguments of `mgz bench frontier`.
+#[derive(clap::Args)]
+pub struct FrontierArgs {
+    /// Distinct URLs to store (the stream has twice as many items).
+    #[arg(long, default_value_t = 1_000_000)]
+    urls: u64,
+    /// Distinct hosts (four hosts per registrable domain).
+    #[arg(long, default_value_t = 10_000)]
+    hosts: u64,
+    /// Producer threads calling put_discovered concurrently.
+    #[arg(long, default_value_t = 2)]
+    threads: u64,
+    /// State directory (default: a fresh temporary directory, removed after).
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `mgz bench ...`.
+pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
+    match args.command {
+        BenchCommand::Frontier(a) => run_frontier(a),
+    }
+}
+
+fn run_frontier(a: FrontierArgs) -> anyhow::Result<ExitCode> {
+    let tmp = tempfile_dir(&a)?;
+    let dir = a.dir.clone().unwrap_or_else(|| tmp.clone());
+    let f = Frontier::open(&dir, FrontierOptions::default()).context("opening the frontier")?;
+    let baseline = baseline_put(&dir.join("baseline"), &a)?;
+    let (submitted, put_s) = put_phase(&f, &a)?;
+    let stored = f.stats("", None).size;
+    let seen_bytes = f.seen_bytes();
+    let (served, get_s) = get_phase(&f)?;
+    drop(f);
+    let t = Instant::now();
+    let f = Frontier::open(&dir, FrontierOptions::default()).context("reopening")?;
+    let restart_s = t.elapsed().as_secs_f64();
+    let completed = f.stats("", None).completed;
+    anyhow::ensure!(
+        completed == stored,
+        "reopen lost URLs: {completed} of {stored}"
+    );
+    let disk = f.disk_bytes();
+    drop(f);
+    let report = Report {
+        urls: stored,
+        hosts: a.hosts,
+        put_per_s: submitted as f64 / put_s,
+        get_per_s: served as f64 / get_s,
+        rss_bytes: peak_rss(),
+        disk_bytes: disk,
+        restart_s,
+    };
+    if a.dir.is_none() {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    report.print(a.json);
+    eprintln!(
+        "baseline (raw fjall insert of the same stream, batches of 256, fsync every 50 ms): \
+         {baseline:.0} items/s; frontier put = {:.2} x baseline; seen-set heap {seen_bytes} B \
+         ({:.1} B/URL)",
+        report.put_per_s / baseline,
+        seen_bytes as f64 / stored.max(1) as f64
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn tempfile_dir(a: &FrontierArgs) -> anyhow::Result<PathBuf> {
+    let dir = std::env::temp_dir().join(format!("mgz-bench-frontier-{}", std::process::id()));
+    if a.dir.is_none() {
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    Ok(dir)
+}
+
+/// The storage floor: the same stream inserted into a bare fjall keyspace
+/// (URL → empty value, no parsing, no dedupe, no queues) in batches of 256,
+/// fsynced at most every 50 ms. Returns items per second.
+fn baseline_put(dir: &std::path::Path, a: &FrontierArgs) -> anyhow::Result<f64> {
+    let db = fjall::Database::builder(dir).open()?;
+    let ks = db.keyspace("urls", fjall::KeyspaceCreateOptions::default)?;
+    let stream = Stream {
+        urls: a.urls,
+        hosts: a.hosts.max(1),
+    };
+    let len = 2 * a.urls;
+    let t = Instant::now();
+    let mut last_sync = Instant::now();
+    let mut batch = db.batch();
+    for i in 0..len {
+        batch.insert(&ks, stream.item(i).into_bytes(), []);
+        if batch.len() == 256 || i + 1 == len {
+            std::mem::replace(&mut batch, db.batch()).commit()?;
+            if last_sync.elapsed().as_millis() >= 50 {
+                db.persist(fjall::PersistMode::SyncData)?;
+                last_sync = Instant::now();
+            }
+        }
+    }
+    db.persist(fjall::PersistMode::SyncData)?;
+    let rate = len as f64 / t.elapsed().as_secs_f64();
+    drop((ks, db));
+    let _ = std::fs::remove_dir_all(dir);
+    Ok(rate)
+}
+
+/// Producers put the stream; returns (items submitted, seconds).
+fn put_phase(f: &Frontier, a: &FrontierArgs) -> anyhow::Result<(u64, f64)> {
+    let stream = Stream {
+        urls: a.urls,
+        hosts: a.hosts.max(1),
+    };
+    let len = 2 * a.urls;
+    let threads = a.threads.max(1);
+    let t = Instant::now();
+    std::thread::scope(|s| -> anyhow::Result<()> {
+        let handles: Vec<_> = (0..threads)
+            .map(|k| {
+                let stream = &stream;
+                s.spawn(move || produce(f, stream, len * k / threads, len * (k + 1) / threads))
+            })
+            .collect();
+        for h in handles {
+            h.join()
+                .map_err(|_| anyhow::anyhow!("producer panicked"))??;
+        }
+        Ok(())
+    })?;
+    Ok((len, t.elapsed().as_secs_f64()))
+}
+
+/// Puts stream items `from..to` in batches of 256, waiting for acks lazily.
+fn produce(f: &Frontier, stream: &Stream, from: u64, to: u64) -> anyhow::Result<()> {
+    let mut pending = VecDeque::new();
+    let mut batch = Vec::with_capacity(256);
+    for i in from..to {
+        batch.push(UrlItem::new(stream.item(i)));
+        if batch.len() == 256 || i + 1 == to {
+            let (_, commit) = f.put_discovered_nowait(&batch)?;
+            pending.push_back(commit);
+            batch.clear();
+            if pending.len() > 1024 {
+                pending.pop_front().map(|c| c.wait()).transpose()?;
+            }
+        }
+    }
+    for c in pending {
+        c.wait()?;
+    }
+    Ok(())
+}
+
+/// Leases and completes everything; returns (URLs served, seconds).
+fn get_phase(f: &Frontier) -> anyhow::Result<(u64, f64)> {
+    f.set_delay("", None, 0)?;
+    let params = GetParams {
+        max_queues: 1000,
+        max_urls_per_queue: 64,
+        delay_requestable: 3600,
+        ..GetParams::default()
+    };
+    let t = Instant::now();
+    let mut served = 0u64;
+    let mut pending = VecDeque::new();
+    loop {
+        let got = f.get(&params)?;
+        if got.is_empty() {
+            break;
+        }
+        served += got.len() as u64;
+        for chunk in got.chunks(256) {
+            let done: Vec<_> = chunk
+                .iter()
+                .map(|r| KnownItem {
+                    item: UrlItem {
+                        key: Some(r.key.clone()),
+                        ..UrlItem::new(r.url.clone())
+                    },
+                    next_fetch: 0,
+                })
+                .collect();
+            pending.push_back(f.put_known_nowait(&done)?.1);
+        }
+        while pending.len() > 1024 {
+            pending.pop_front().map(|c| c.wait()).transpose()?;
+        }
+    }
+    for c in pending {
+        c.wait()?;
+    }
+    Ok((served, t.elapsed().as_secs_f64()))
+}
+
+/// The synthetic stream: item `i` is a pure function of `i`.
+///
+/// Odd items repeat an earlier even item (a link to a known page); even item
+/// `2j` is distinct URL `j`: host `j*7919 mod H` (hosts `4d..4d+3` share the
+/// registrable domain `d`), two path words and a number, a query on one URL in
+/// five; about 60-70 bytes.
+struct Stream {
+    urls: u64,
+    hosts: u64,
+}
+
+const WORDS: &[&str] = &[
+    "news", "blog", "products", "about", "help", "docs", "forum", "wiki", "article", "category",
+    "tag", "user", "profile", "search", "events", "archive", "sports", "music", "video", "travel",
+];
+const SUBS: &[&str] = &["www", "blog", "shop", "en"];
+
+impl Stream {
+    fn item(&self, i: u64) -> String {
+        let j = if i.is_multiple_of(2) {
+            i / 2
+        } else {
+            mix(i) % (i / 2 + 1).min(self.urls)
+        };
+        self.url(j)
+    }
+
+    fn url(&self, j: u64) -> String {
+        let h = j.wrapping_mul(7919) % self.hosts;
+        let r = mix(j);
+        let w1 = WORDS[(r % 20) as usize];
+        let w2 = WORDS[((r >> 8) % 20) as usize];
+        let sub = SUBS[(h % 4) as usize];
+        let dom = h / 4;
+        if (r >> 16).is_multiple_of(5) {
+            format!(
+                "https://{sub}.site{dom}.com/{w1}/{w2}/page-{j}?id={}",
+                r % 1000
+            )
+        } else {
+            format!("https://{sub}.site{dom}.com/{w1}/{w2}/page-{j}.html")
+        }
+    }
+}
+
+/// splitmix64 finaliser.
+fn mix(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Peak resident set size of this process (VmHWM), in bytes.
+fn peak_rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
+struct Report {
+    urls: u64,
+    hosts: u64,
+    put_per_s: f64,
+    get_per_s: f64,
+    rss_bytes: u64,
+    disk_bytes: u64,
+    restart_s: f64,
+}
+
+impl Report {
+    fn print(&self, json: bool) {
+        if json {
+            println!(
+                "{{\"urls\":{},\"hosts\":{},\"put_per_s\":{:.0},\"get_per_s\":{:.0},\"rss_bytes\":{},\"disk_bytes\":{},\"restart_s\":{:.3}}}",
+                self.urls,
+                self.hosts,
+                self.put_per_s,
+                self.get_per_s,
+                self.rss_bytes,
+                self.disk_bytes,
+                self.restart_s
+            );
+            return;
+        }
+        let per = |b: u64| b as f64 / self.urls.max(1) as f64;
+        println!("urls stored      {}", self.urls);
+        println!("hosts            {}", self.hosts);
+        println!(
+            "put              {:.0} items/s (50% duplicates)",
+            self.put_per_s
+        );
+        println!("get + complete   {:.0} URLs/s", self.get_per_s);
+        println!(
+            "peak RSS         {} B ({:.1} B/URL)",
+            self.rss_bytes,
+            per(self.rss_bytes)
+        );
+        println!(
+            "disk             {} B ({:.1} B/URL)",
+            self.disk_bytes,
+            per(self.disk_bytes)
+        );
+        println!("restart          {:.3} s", self.restart_s);
+    }
+}
