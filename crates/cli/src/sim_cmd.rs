@@ -31,11 +31,12 @@ struct WebArgs {
 
 impl WebArgs {
     fn config(&self) -> SimConfig {
-        let mut cfg = SimConfig::default();
-        cfg.seed = self.seed;
-        cfg.hosts = self.hosts;
-        cfg.pages = self.pages;
-        cfg
+        SimConfig {
+            seed: self.seed,
+            hosts: self.hosts,
+            pages: self.pages,
+            ..SimConfig::default()
+        }
     }
 }
 
@@ -52,6 +53,15 @@ enum SimCommand {
         /// Latency added to every answer, in milliseconds.
         #[arg(long, default_value_t = 0)]
         latency_ms: u64,
+        /// Extra latency of every answer from a slow host, in milliseconds.
+        #[arg(long, default_value_t = SimConfig::default().slow_ms)]
+        slow_ms: u64,
+        /// Body size of oversized pages, in bytes.
+        #[arg(long, default_value_t = SimConfig::default().oversized_bytes)]
+        oversized_bytes: usize,
+        /// Request records kept for the control endpoint (older ones are dropped).
+        #[arg(long, default_value_t = SimConfig::default().log_capacity)]
+        log_capacity: usize,
         #[command(flatten)]
         web: WebArgs,
     },
@@ -98,10 +108,16 @@ pub fn run(args: SimArgs) -> anyhow::Result<ExitCode> {
             listen,
             control,
             latency_ms,
+            slow_ms,
+            oversized_bytes,
+            log_capacity,
             web,
         } => {
             let mut cfg = web.config();
             cfg.latency_ms = latency_ms;
+            cfg.slow_ms = slow_ms;
+            cfg.oversized_bytes = oversized_bytes;
+            cfg.log_capacity = log_capacity;
             serve(cfg, listen, control)
         }
         SimCommand::Seeds { web } => {

@@ -6,10 +6,10 @@
 ///
 /// The defaults describe the demo web: 300 hosts, about 30,000 regular pages,
 /// and every slow feature bounded so that a polite crawl of it on loopback
-/// finishes in well under a minute.
+/// finishes in well under a minute. Not `non_exhaustive`, so callers can write
+/// `SimConfig { hosts: 50, ..SimConfig::default() }`.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
-#[non_exhaustive]
 pub struct SimConfig {
     /// Seed of every random choice (host features, pages, links, text).
     pub seed: u64,

@@ -19,4 +19,7 @@ pub enum SimError {
         #[source]
         source: std::io::Error,
     },
+    /// `SimServer::start_blocking` was called from async code (use `mgz_sim::start`).
+    #[error("SimServer::start_blocking was called inside an async runtime; use mgz_sim::start")]
+    InsideRuntime,
 }

@@ -34,7 +34,7 @@ mod world;
 
 pub use config::SimConfig;
 pub use error::SimError;
-pub use log::RequestRecord;
+pub use log::{RequestRecord, min_gaps_us, repeated_requests};
 pub use render::Rendered;
 pub use server::{MAX_HEADER_BYTES, SimServer, start};
 pub use sim::{MAX_TARGET_LEN, Sim, SimResponse};

@@ -83,34 +83,28 @@ pub(crate) fn regular_page(world: &World, hi: u32, j: u32) -> Html {
     let seed = world.cfg.seed;
     let host = &world.hosts[hi as usize];
     let mut rng = Rng::new(seed, &[u64::from(hi), u64::from(j), 0x11]);
-    let path = page_path(seed, hi, j);
-    let mut html = Html::new(
-        title_of(seed, hi, j, &host.name),
-        h(seed, &[u64::from(hi), u64::from(j)]),
-    );
+    let key = h(seed, &[u64::from(hi), u64::from(j)]);
+    let mut html = Html::new(title_of(seed, hi, j, &host.name), key);
     let flags = rng.below(100);
-    let leaf = u64::from(j) * 2 + 1 >= u64::from(host.pages);
-    if j > 0 {
-        html.noindex = flags < 3;
-        html.nofollow = (3..5).contains(&flags);
-        html.malformed = (5..10).contains(&flags);
-        html.oversized = leaf && hi % 4 == 3 && j == host.pages - 1;
-    }
     let mut sp = Speller {
         world,
         host: hi,
-        dir: dir_of(&path),
+        dir: dir_of(&page_path(seed, hi, j)),
     };
-    if j > 0 && (10..15).contains(&flags) {
-        let other = SECTIONS[rng.below(SECTIONS.len() as u64) as usize];
-        html.base = Some(format!("http://{}/{other}/", host.name));
-        sp.dir = format!("/{other}/");
-    }
-    for child in [2 * j + 1, 2 * j + 2] {
-        if child < host.pages {
-            let href = sp.href(&mut rng, hi, &page_path(seed, hi, child));
-            html.anchors.push(href);
+    if j > 0 {
+        set_flags(&mut html, flags, hi, j, host.pages);
+        if (10..15).contains(&flags) {
+            let other = SECTIONS[rng.below(SECTIONS.len() as u64) as usize];
+            html.base = Some(format!("http://{}/{other}/", host.name));
+            sp.dir = format!("/{other}/");
         }
+    }
+    for child in [2 * j + 1, 2 * j + 2]
+        .into_iter()
+        .filter(|&c| c < host.pages)
+    {
+        let href = sp.href(&mut rng, hi, &page_path(seed, hi, child));
+        html.anchors.push(href);
     }
     if !html.oversized {
         // Oversized pages carry only their tree links, so a crawler that
@@ -125,6 +119,15 @@ pub(crate) fn regular_page(world: &World, hi: u32, j: u32) -> Html {
         html.images.push(format!("/img/photo-{k}.jpg"));
     }
     html
+}
+
+/// Per-page features of page `j > 0` from its flag roll in [0, 100).
+fn set_flags(html: &mut Html, flags: u64, hi: u32, j: u32, pages: u32) {
+    html.noindex = flags < 3;
+    html.nofollow = (3..5).contains(&flags);
+    html.malformed = (5..10).contains(&flags);
+    // The last page has no tree children: a leaf.
+    html.oversized = hi % 4 == 3 && j == pages - 1;
 }
 
 fn title_of(seed: u64, hi: u32, j: u32, host: &str) -> String {

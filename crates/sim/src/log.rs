@@ -6,7 +6,7 @@
 //! of two concurrent requests may differ from their time order by the
 //! routing time (microseconds); sort by `time_us` when it matters.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -79,6 +79,39 @@ impl RequestLog {
     }
 }
 
+/// The smallest gap, in microseconds, between two consecutive requests to
+/// each host (by arrival time); hosts asked only once are absent. A crawl
+/// delay of `d` seconds holds when every gap is at least `d * 1e6`.
+pub fn min_gaps_us(records: &[RequestRecord]) -> BTreeMap<String, u64> {
+    let mut times: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
+    for r in records {
+        times.entry(r.host.as_str()).or_default().push(r.time_us);
+    }
+    let mut gaps = BTreeMap::new();
+    for (host, mut t) in times {
+        t.sort_unstable();
+        if let Some(min) = t.windows(2).map(|w| w[1] - w[0]).min() {
+            gaps.insert(host.to_string(), min);
+        }
+    }
+    gaps
+}
+
+/// The (host, path) pairs requested more than once, with their counts, sorted.
+pub fn repeated_requests(records: &[RequestRecord]) -> Vec<((String, String), usize)> {
+    let mut counts: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    for r in records {
+        *counts
+            .entry((r.host.as_str(), r.path.as_str()))
+            .or_default() += 1;
+    }
+    counts
+        .into_iter()
+        .filter(|&(_, n)| n > 1)
+        .map(|((h, p), n)| ((h.to_string(), p.to_string()), n))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,5 +134,17 @@ mod tests {
         assert_eq!(kept, [2, 3, 4]);
         assert_eq!(log.snapshot(2).len(), 1);
         assert_eq!(log.total(), 5);
+    }
+
+    #[test]
+    fn gaps_and_repeats() {
+        let mut recs: Vec<RequestRecord> = [5, 1, 12].into_iter().map(rec).collect();
+        recs.push(RequestRecord {
+            host: "other".into(),
+            ..rec(3)
+        });
+        assert_eq!(min_gaps_us(&recs), BTreeMap::from([("h".to_string(), 4)]));
+        let repeated = repeated_requests(&recs);
+        assert_eq!(repeated, [(("h".to_string(), "/".to_string()), 3)]);
     }
 }

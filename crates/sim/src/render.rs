@@ -124,8 +124,25 @@ fn encode(text: &str, enc: &'static encoding_rs::Encoding) -> Vec<u8> {
 
 /// The document as text (before charset encoding).
 pub(crate) fn html_text(html: &Html, charset: Charset, oversized: usize) -> String {
-    let m = html.malformed;
     let mut out = String::with_capacity(4096);
+    head(&mut out, html, charset);
+    let mut rng = Rng::new(html.text_key, &[1]);
+    anchor_list(&mut out, html, &mut rng);
+    for src in &html.images {
+        out.push_str(&format!("<img src=\"{src}\" alt=\"photo\">\n"));
+    }
+    let target = if html.oversized { oversized } else { 0 };
+    paragraphs(&mut out, &mut rng, charset, target);
+    if html.malformed {
+        out.push_str("<p>unclosed paragraph\n<!-- an unterminated comment\n");
+    } else {
+        out.push_str("</body>\n</html>\n");
+    }
+    out
+}
+
+/// Doctype, `<head>` (charset, robots, base, title) and the opening of the body.
+fn head(out: &mut String, html: &Html, charset: Charset) {
     out.push_str("<!DOCTYPE html>\n<html><head>\n");
     match charset {
         Charset::Cp1252Meta => out.push_str("<meta charset=\"windows-1252\">\n"),
@@ -139,19 +156,21 @@ pub(crate) fn html_text(html: &Html, charset: Charset, oversized: usize) -> Stri
         .filter_map(|(on, word)| on.then_some(word))
         .collect();
     if !robots.is_empty() {
-        out.push_str(&format!(
-            "<meta name=\"robots\" content=\"{}\">\n",
-            robots.join(", ")
-        ));
+        let content = robots.join(", ");
+        out.push_str(&format!("<meta name=\"robots\" content=\"{content}\">\n"));
     }
     if let Some(base) = &html.base {
         out.push_str(&format!("<base href=\"{base}\">\n"));
     }
+    let title = &html.title;
     out.push_str(&format!(
-        "<title>{}</title>\n</head>\n<body>\n<h1>{}</h1>\n<ul>\n",
-        html.title, html.title
+        "<title>{title}</title>\n</head>\n<body>\n<h1>{title}</h1>\n<ul>\n"
     ));
-    let mut rng = Rng::new(html.text_key, &[1]);
+}
+
+/// The links, as list items; malformed pages misquote and misnest them.
+fn anchor_list(out: &mut String, html: &Html, rng: &mut Rng) {
+    let m = html.malformed;
     for (i, href) in html.anchors.iter().enumerate() {
         let href = href.replace('&', "&amp;");
         let word = WORDS[rng.below(WORDS.len() as u64) as usize];
@@ -164,17 +183,6 @@ pub(crate) fn html_text(html: &Html, charset: Charset, oversized: usize) -> Stri
         }
     }
     out.push_str(if m { "</div>\n" } else { "</ul>\n" });
-    for src in &html.images {
-        out.push_str(&format!("<img src=\"{src}\" alt=\"photo\">\n"));
-    }
-    let target = if html.oversized { oversized } else { 0 };
-    paragraphs(&mut out, &mut rng, charset, target);
-    if m {
-        out.push_str("<p>unclosed paragraph\n<!-- an unterminated comment\n");
-    } else {
-        out.push_str("</body>\n</html>\n");
-    }
-    out
 }
 
 /// Filler text: 3 to 6 paragraphs, then more until the text reaches `min_len` bytes.

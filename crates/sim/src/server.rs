@@ -97,6 +97,9 @@ impl SimServer {
         listen: SocketAddr,
         control: Option<SocketAddr>,
     ) -> Result<SimServer, SimError> {
+        if tokio::runtime::Handle::try_current().is_ok() {
+            return Err(SimError::InsideRuntime);
+        }
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("mgz-sim")

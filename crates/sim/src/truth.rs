@@ -13,7 +13,7 @@ use std::collections::{BTreeSet, HashMap, VecDeque};
 use mgz_url::{CanonicalUrl, Policy};
 use texting_robots::Robot;
 
-use crate::page::Resource;
+use crate::page::{Html, Resource};
 use crate::route::{route, sitemap_urls};
 use crate::sim::Sim;
 use crate::world::World;
@@ -25,7 +25,6 @@ pub const MAX_SEGMENT_REPEATS: usize = 3;
 
 /// How the truth walks the web.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct TruthOptions {
     /// Links followed from a seed (seeds have depth 0; a redirect adds nothing).
     pub max_depth: u32,
@@ -137,45 +136,49 @@ impl Walk<'_> {
         let Ok(parsed) = url::Url::parse(url.as_str()) else {
             return;
         };
-        if parsed.port().is_some() || parsed.scheme() != "http" {
-            return;
-        }
-        if !self.robots.contains_key(&hi) {
-            self.read_robots(hi, d);
-        }
-        let allowed = match &self.robots[&hi] {
-            _ if !self.opts.obey_robots => true,
-            Some(robot) => robot.allowed(url.as_str()),
-            None => false,
-        };
-        if !allowed {
+        if parsed.port().is_some() || parsed.scheme() != "http" || !self.allowed(hi, url, d) {
             return;
         }
         match route(self.world, hi, parsed.path(), parsed.query()) {
-            Resource::Html(html) => {
-                if self.opts.include_noindex || !html.noindex {
-                    self.pages.insert(url.as_str().to_string());
-                }
-                if html.nofollow || d >= self.opts.max_depth {
-                    return;
-                }
-                let base = html
-                    .base
-                    .as_deref()
-                    .and_then(|b| CanonicalUrl::parse(b, Some(url), &self.policy).ok());
-                let base = base.as_ref().unwrap_or(url);
-                for href in &html.anchors {
-                    if let Ok(target) = CanonicalUrl::parse(href, Some(base), &self.policy) {
-                        self.push(target, d + 1, false);
-                    }
-                }
-            }
+            Resource::Html(html) => self.page(url, d, &html),
             Resource::Redirect { location, .. } => {
                 if let Ok(target) = CanonicalUrl::parse(&location, Some(url), &self.policy) {
                     self.push(target, d, true);
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Whether robots.txt of host `hi` lets `url` be fetched (read on first use).
+    fn allowed(&mut self, hi: u32, url: &CanonicalUrl, d: u32) -> bool {
+        if !self.robots.contains_key(&hi) {
+            self.read_robots(hi, d);
+        }
+        match &self.robots[&hi] {
+            _ if !self.opts.obey_robots => true,
+            Some(robot) => robot.allowed(url.as_str()),
+            None => false,
+        }
+    }
+
+    /// Lists an HTML page and queues its links one hop deeper.
+    fn page(&mut self, url: &CanonicalUrl, d: u32, html: &Html) {
+        if self.opts.include_noindex || !html.noindex {
+            self.pages.insert(url.as_str().to_string());
+        }
+        if html.nofollow || d >= self.opts.max_depth {
+            return;
+        }
+        let base = html
+            .base
+            .as_deref()
+            .and_then(|b| CanonicalUrl::parse(b, Some(url), &self.policy).ok());
+        let base = base.as_ref().unwrap_or(url);
+        for href in &html.anchors {
+            if let Ok(target) = CanonicalUrl::parse(href, Some(base), &self.policy) {
+                self.push(target, d + 1, false);
+            }
         }
     }
 

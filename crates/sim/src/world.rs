@@ -165,28 +165,7 @@ fn check(cfg: &SimConfig) -> Result<(), SimError> {
 }
 
 fn make_host(i: u32, pages: u32) -> Host {
-    let robots = match i % 7 {
-        1 => RobotsKind::Absent,
-        2 => RobotsKind::Patterns,
-        4 if pages <= 40 => RobotsKind::CrawlDelay,
-        5 => RobotsKind::ServerError,
-        6 => RobotsKind::Timeout,
-        _ => RobotsKind::AllowAll,
-    };
-    let trap = match i % 13 {
-        _ if robots == RobotsKind::CrawlDelay => None,
-        1 => Some(Trap::Calendar),
-        2 => Some(Trap::Session),
-        3 => Some(Trap::Repeat),
-        4 => Some(Trap::Long),
-        _ => None,
-    };
-    let charset = match i % 10 {
-        3 | 8 => Charset::Latin1Header,
-        4 => Charset::Cp1252Meta,
-        9 => Charset::ShiftJisMeta,
-        _ => Charset::Utf8,
-    };
+    let robots = robots_kind(i, pages);
     let serves_robots = !matches!(
         robots,
         RobotsKind::Absent | RobotsKind::ServerError | RobotsKind::Timeout
@@ -201,12 +180,44 @@ fn make_host(i: u32, pages: u32) -> Host {
         pages,
         orphans,
         robots,
-        trap,
-        charset,
+        trap: trap_kind(i, robots),
+        charset: charset(i),
         redirects: i.is_multiple_of(2),
         redirect_loop: i.is_multiple_of(9),
         errors: i % 3 == 1,
         slow: i % 11 == 10 && pages <= 60,
+    }
+}
+
+fn robots_kind(i: u32, pages: u32) -> RobotsKind {
+    match i % 7 {
+        1 => RobotsKind::Absent,
+        2 => RobotsKind::Patterns,
+        // A crawl delay on a big host would make the demo crawl slow.
+        4 if pages <= 40 => RobotsKind::CrawlDelay,
+        5 => RobotsKind::ServerError,
+        6 => RobotsKind::Timeout,
+        _ => RobotsKind::AllowAll,
+    }
+}
+
+fn trap_kind(i: u32, robots: RobotsKind) -> Option<Trap> {
+    match i % 13 {
+        _ if robots == RobotsKind::CrawlDelay => None,
+        1 => Some(Trap::Calendar),
+        2 => Some(Trap::Session),
+        3 => Some(Trap::Repeat),
+        4 => Some(Trap::Long),
+        _ => None,
+    }
+}
+
+fn charset(i: u32) -> Charset {
+    match i % 10 {
+        3 | 8 => Charset::Latin1Header,
+        4 => Charset::Cp1252Meta,
+        9 => Charset::ShiftJisMeta,
+        _ => Charset::Utf8,
     }
 }
 

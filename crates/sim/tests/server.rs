@@ -97,6 +97,12 @@ fn request_log_is_exact_under_concurrency() {
     assert_eq!(sent.len(), 320);
     assert_eq!(logged, sent);
     assert_eq!(srv.requests(), 320);
+    assert!(mgz_sim::repeated_requests(&srv.log()).is_empty());
+    assert_eq!(
+        mgz_sim::min_gaps_us(&srv.log()).len(),
+        4,
+        "8 threads over 4 hosts"
+    );
     let per_conn: Vec<u64> = srv
         .log()
         .iter()
@@ -176,4 +182,21 @@ fn bad_requests_get_400_or_404_and_the_server_survives() {
         200,
         "server still answers"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn async_start_serves_and_blocking_start_refuses_inside_a_runtime() {
+    let srv = mgz_sim::start(SimConfig::small(5, 20, 400), loopback(), None)
+        .await
+        .unwrap();
+    let addr = srv.addr();
+    let (status, _, body) = tokio::task::spawn_blocking(move || get(addr, "www.site-0.sim", "/"))
+        .await
+        .unwrap();
+    assert_eq!(status, 200);
+    assert!(!body.is_empty());
+    assert_eq!(srv.log().len(), 1);
+    let err = SimServer::start_blocking(SimConfig::small(5, 20, 400), loopback(), None);
+    assert!(matches!(err, Err(mgz_sim::SimError::InsideRuntime)));
+    srv.shutdown();
 }
