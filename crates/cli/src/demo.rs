@@ -37,14 +37,15 @@ pub struct DemoArgs {
 }
 
 fn sim_config(args: &DemoArgs) -> mgz_sim::SimConfig {
-    let mut sim = mgz_sim::SimConfig::default();
-    sim.hosts = args.hosts;
-    sim.pages = args.pages;
     // Loopback scale: the web's Crawl-delay and stalls shrink with our delay.
-    sim.crawl_delay_secs = 0.01;
-    sim.robots_timeout_ms = 300;
-    sim.slow_ms = 20;
-    sim
+    mgz_sim::SimConfig {
+        hosts: args.hosts,
+        pages: args.pages,
+        crawl_delay_secs: 0.01,
+        robots_timeout_ms: 300,
+        slow_ms: 20,
+        ..Default::default()
+    }
 }
 
 fn crawl_config(

@@ -3,8 +3,8 @@
 
 use clap::{Parser, Subcommand};
 
-mod crawl_cmd;
 mod bench_frontier;
+mod crawl_cmd;
 mod demo;
 mod search_cmd;
 mod sim_cmd;
