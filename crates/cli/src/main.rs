@@ -5,8 +5,10 @@ use clap::{Parser, Subcommand};
 
 mod alloc;
 mod bench;
+mod crawl_cmd;
 mod demo;
 mod frontier_cmd;
+mod search_cmd;
 mod serve_cmd;
 mod sim_cmd;
 mod url_cmd;
@@ -27,27 +29,33 @@ struct Cli {
 enum Command {
     /// Crawl a synthetic web on loopback end to end (the first thing to run).
     Demo(demo::DemoArgs),
-    /// Canonicalise URLs or compute SURT keys, one per line.
-    Url(url_cmd::UrlArgs),
-    /// Benchmarks: `mgz bench seen` compares the seen-set backends.
-    Bench(bench::BenchArgs),
+    /// Crawl from seed URLs: polite, resumable, pages into SQLite.
+    Crawl(Box<crawl_cmd::CrawlArgs>),
+    /// Search the pages of a crawl database (BM25).
+    Search(search_cmd::SearchArgs),
+    /// Serve the URLFrontier 2.6 gRPC API on PowerCache.
+    Serve(serve_cmd::ServeArgs),
+    /// Talk to a URLFrontier server: put, get, stats, list, dump.
+    Frontier(frontier_cmd::FrontierArgs),
     /// The synthetic web: serve it, print its seeds, ground truth or a URL stream.
     Sim(sim_cmd::SimArgs),
-    /// Serve the URLFrontier 2.6 gRPC API from a PowerCache state directory.
-    Serve(serve_cmd::ServeArgs),
-    /// Talk to a URLFrontier server: put, get, stats, list-queues, list-urls, dump.
-    Frontier(frontier_cmd::FrontierArgs),
+    /// Canonicalise URLs or compute SURT keys, one per line.
+    Url(url_cmd::UrlArgs),
+    /// Benchmarks: `mgz bench seen`, `mgz bench frontier`.
+    Bench(bench::BenchArgs),
 }
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Demo(args) => demo::run(args),
-        Command::Url(args) => url_cmd::run(args),
-        Command::Bench(args) => bench::run(args),
-        Command::Sim(args) => sim_cmd::run(args),
+        Command::Crawl(args) => crawl_cmd::run(*args),
+        Command::Search(args) => search_cmd::run(args),
         Command::Serve(args) => serve_cmd::run(args),
         Command::Frontier(args) => frontier_cmd::run(args),
+        Command::Sim(args) => sim_cmd::run(args),
+        Command::Url(args) => url_cmd::run(args),
+        Command::Bench(args) => bench::run(args),
     };
     match result {
         Ok(code) => code,

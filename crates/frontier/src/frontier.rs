@@ -78,12 +78,20 @@ impl Frontier {
     /// Opens (or creates) the frontier stored in `dir`, rebuilding the
     /// in-memory queue heads and seen sets from the store.
     pub fn open(dir: impl AsRef<std::path::Path>, opts: FrontierOptions) -> Result<Frontier> {
+        let started = std::time::Instant::now();
         let store = Store::open(dir.as_ref(), opts.store)?;
+        let store_s = started.elapsed().as_secs_f64();
         let mut table = Table {
             active: true,
             ..Table::default()
         };
         crate::recover::load(&store, &mut table, &opts.seen)?;
+        tracing::info!(
+            store_s,
+            load_s = started.elapsed().as_secs_f64() - store_s,
+            queues = table.queues.len(),
+            "frontier opened"
+        );
         let committer = Committer::start(store.db.clone(), opts.durability)?;
         Ok(Frontier {
             store,
@@ -109,6 +117,11 @@ impl Frontier {
 
     /// Makes every write so far durable now (fsync), without waiting for the group interval.
     pub fn flush(&self) -> Result<()> {
+        self.committer.sync_now()
+    }
+
+    /// Closes: makes every write durable (dropping does the same, ignoring errors).
+    pub fn close(self) -> Result<()> {
         self.committer.sync_now()
     }
 

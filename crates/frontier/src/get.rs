@@ -10,7 +10,7 @@
 //! is the store read: a prefix scan of its `sched` range, skipping leased
 //! entries, stopping at the first URL not yet due.
 
-use crate::codec::{Body, parse_sched_key};
+use crate::codec::{Body, parse_sched_key, sched_key};
 use crate::error::Result;
 use crate::frontier::Frontier;
 use crate::table::{Queue, Table};
@@ -183,7 +183,8 @@ impl Frontier {
         Ok(got)
     }
 
-    /// Scans the queue's `sched` range and leases up to `room` due URLs.
+    /// Scans the queue's `sched` range from its `scan_from` mark and leases
+    /// up to `room` due URLs; moves the mark past the entries now all leased.
     fn lease(
         &self,
         q: &mut Queue,
@@ -194,8 +195,11 @@ impl Frontier {
         out: &mut Vec<UrlRecord>,
     ) -> Result<usize> {
         let mut got = 0;
+        let from = sched_key(qid, q.scan_from.0, q.scan_from.1);
+        let to = sched_key(qid, u64::MAX, u64::MAX);
+        let mut mark = q.scan_from;
         let mut exhausted = true;
-        for kv in self.store.sched.prefix(qid.to_be_bytes()) {
+        for kv in self.store.sched.range(from..=to) {
             let (k, v) = kv.into_inner()?;
             let (_, next_fetch, seq) = parse_sched_key(&k)?;
             if next_fetch.saturating_mul(1000) > ask.now_ms {
@@ -203,6 +207,7 @@ impl Frontier {
                 exhausted = false;
                 break;
             }
+            mark = (next_fetch, seq + 1);
             if q.leases
                 .get(&(next_fetch, seq))
                 .is_some_and(|&e| e > ask.now_ms)
@@ -220,6 +225,8 @@ impl Frontier {
                 break;
             }
         }
+        // Everything before `mark` is leased now; expiry or insertion lowers it.
+        q.scan_from = mark;
         if exhausted {
             // Everything left is leased: nothing is due until a lease expires
             // (live_leases resets the hint) or a URL arrives (min with its time).

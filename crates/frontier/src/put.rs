@@ -242,6 +242,6 @@ fn insert_pending(
     batch.insert(&store.urls, url_key(qid, &p.ukey), state.encode());
     if let Some(q) = t.queues.get_mut(&qid) {
         q.rec.pending += 1;
-        q.due_hint_s = q.due_hint_s.min(next_fetch);
+        q.added((next_fetch, seq));
     }
 }

@@ -63,6 +63,8 @@ impl Store {
         let db = Database::builder(dir.join("store"))
             .cache_size(opts.cache_bytes)
             .manual_journal_persist(true)
+            // Bounds what a restart after a crash replays (fjall's minimum).
+            .max_journaling_size(64 << 20)
             .open()
             .map_err(|e| at(dir, e))?;
         let mem = opts.memtable_bytes.max(1 << 20);

@@ -39,6 +39,10 @@ pub struct Queue {
     pub due_hint_s: u64,
     /// Last `get` call that served it (each queue serves once per call).
     pub stamp: u64,
+    /// Scans of `sched` start here: every pending entry before it is leased.
+    /// Skipping the head this way avoids re-reading the tombstones that
+    /// completed URLs leave at the front of the queue (the LSM queue trap).
+    pub scan_from: LeaseKey,
 }
 
 /// A crawl in RAM: its queues by key and its seen set.
@@ -129,6 +133,7 @@ impl Table {
                 lease_min_expiry_ms: u64::MAX,
                 due_hint_s: 0,
                 stamp: 0,
+                scan_from: (0, 0),
             },
         );
     }
@@ -165,15 +170,28 @@ impl Queue {
     /// Drops expired leases and returns how many are still in flight.
     pub fn live_leases(&mut self, now_ms: u64) -> usize {
         if self.lease_min_expiry_ms <= now_ms {
-            let before = self.leases.len();
-            self.leases.retain(|_, exp| *exp > now_ms);
-            if self.leases.len() < before {
+            let mut first_expired = None;
+            self.leases.retain(|k, exp| {
+                let live = *exp > now_ms;
+                if !live {
+                    first_expired = Some(first_expired.map_or(*k, |f: LeaseKey| f.min(*k)));
+                }
+                live
+            });
+            if let Some(k) = first_expired {
                 // Their URLs are unleased pending entries again, maybe due.
                 self.due_hint_s = 0;
+                self.scan_from = self.scan_from.min(k);
             }
             self.lease_min_expiry_ms = self.leases.values().copied().min().unwrap_or(u64::MAX);
         }
         self.leases.len()
+    }
+
+    /// Notes a pending entry added at `key` (due at `key.0`).
+    pub fn added(&mut self, key: LeaseKey) {
+        self.due_hint_s = self.due_hint_s.min(key.0);
+        self.scan_from = self.scan_from.min(key);
     }
 
     /// Whether an unleased pending URL may be due now (cheap, may say yes wrongly).

@@ -176,3 +176,46 @@ fn listing_counting_deleting_and_inactive() {
     assert_eq!(f.purge_urls("", None, 2).unwrap(), 1);
     assert_eq!(f.count_urls(&UrlQuery::default()).unwrap(), 0);
 }
+
+#[test]
+fn known_batch_with_the_same_url_twice_keeps_the_last() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::new(T0);
+    let f = open(dir.path(), &clock);
+    let later = KnownItem {
+        item: UrlItem::new("http://d.io/x"),
+        next_fetch: T0 / 1000 + 50,
+    };
+    let out = f.put_known(&[later, done("http://d.io/x")]).unwrap();
+    assert_eq!(out, vec![PutOutcome::New, PutOutcome::Updated]);
+    let s = f.stats("", None);
+    assert_eq!((s.size, s.completed), (0, 1));
+    assert_eq!(
+        f.url_status("", "http://d.io/x", None).unwrap().next_fetch,
+        0
+    );
+}
+
+#[test]
+fn concurrent_writers_share_group_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = Frontier::open(dir.path(), FrontierOptions::default()).unwrap();
+    std::thread::scope(|s| {
+        for t in 0..4 {
+            let f = &f;
+            s.spawn(move || {
+                for b in 0..10 {
+                    let items: Vec<_> = (0..50)
+                        .map(|i| UrlItem::new(format!("http://t{t}.example/{b}/{i}")))
+                        .collect();
+                    let out = f.put_discovered(&items).unwrap();
+                    assert!(out.iter().all(|o| *o == PutOutcome::New));
+                }
+            });
+        }
+    });
+    assert_eq!(f.stats("", None).size, 4 * 10 * 50);
+    drop(f);
+    let f = Frontier::open(dir.path(), FrontierOptions::default()).unwrap();
+    assert_eq!(f.stats("", None).size, 2000, "durable across reopen");
+}

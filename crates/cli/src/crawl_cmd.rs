@@ -1,0 +1,230 @@
+//! `mgz crawl`: argument parsing and printing around `mgz_crawl::crawl`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::Context;
+use mgz_crawl::net::ResolveRule;
+use mgz_crawl::{CrawlConfig, Sitemaps, Summary};
+
+/// Arguments of `mgz crawl`.
+#[derive(clap::Args, Debug)]
+pub struct CrawlArgs {
+    /// Seed URLs (depth 0).
+    pub seeds: Vec<String>,
+    /// File with more seed URLs, one a line (`#` starts a comment).
+    #[arg(long)]
+    pub seeds_file: Option<PathBuf>,
+    /// State directory: rerun with the same one to resume (default: a temporary directory).
+    #[arg(long)]
+    pub state: Option<PathBuf>,
+    /// SQLite database of pages.
+    #[arg(long, default_value = "crawl.db")]
+    pub db: PathBuf,
+    /// Deepest link depth fetched (seeds are 0).
+    #[arg(long, default_value_t = 5)]
+    pub max_depth: u32,
+    /// Stop after this many page responses (0 = no limit).
+    #[arg(long, default_value_t = 0)]
+    pub max_pages: u64,
+    /// host | domain | any.
+    #[arg(long, default_value = "host")]
+    pub scope: String,
+    /// Only URLs matching this regex.
+    #[arg(long)]
+    pub include: Option<String>,
+    /// No URL matching this regex.
+    #[arg(long)]
+    pub exclude: Option<String>,
+    /// Fetches in flight overall.
+    #[arg(long, default_value_t = 32)]
+    pub concurrency: usize,
+    /// Fetches in flight per host.
+    #[arg(long, default_value_t = 1)]
+    pub per_host: u32,
+    /// Milliseconds between two requests to one host (raised to Crawl-delay).
+    #[arg(long, default_value_t = 1000)]
+    pub delay: u64,
+    /// User-Agent header; its first word is the robots.txt product token.
+    #[arg(long, default_value = mgz_crawl::DEFAULT_USER_AGENT)]
+    pub user_agent: String,
+    /// Seen-set backend of the frontier.
+    #[arg(long, default_value = "hash")]
+    pub seen: String,
+    /// Canonicalisation policy: safe | aggressive.
+    #[arg(long, default_value = "safe")]
+    pub policy: String,
+    /// Write WARC/1.1 request and response records here.
+    #[arg(long)]
+    pub warc: Option<PathBuf>,
+    /// Map host patterns to addresses, like curl: `*.sim=127.0.0.1:8080`.
+    #[arg(long)]
+    pub resolve: Vec<String>,
+    /// Allow loopback, private, link-local and metadata addresses.
+    #[arg(long)]
+    pub allow_private: bool,
+    /// Do not read robots.txt.
+    #[arg(long)]
+    pub ignore_robots: bool,
+    /// Also read /sitemap.xml of every host.
+    #[arg(long, conflicts_with = "no_sitemaps")]
+    pub sitemaps: bool,
+    /// Read no sitemaps at all (not even those robots.txt names).
+    #[arg(long)]
+    pub no_sitemaps: bool,
+    /// Seconds before an unreachable robots.txt (5xx, timeout) is asked again.
+    #[arg(long, default_value_t = 60)]
+    pub robots_retry: u64,
+    /// How often an unreachable robots.txt is retried before its URLs are dropped.
+    #[arg(long, default_value_t = 2)]
+    pub robots_retries: u32,
+    /// Skip breadth-first waves: faster when a few hosts hold most pages,
+    /// but a page may be reached at more than its least depth.
+    #[arg(long)]
+    pub loose_depth: bool,
+    /// Print one JSON object at the end.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn read_seeds(args: &CrawlArgs) -> anyhow::Result<Vec<String>> {
+    let mut seeds = args.seeds.clone();
+    if let Some(f) = &args.seeds_file {
+        let text =
+            std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
+        seeds.extend(
+            text.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .map(String::from),
+        );
+    }
+    anyhow::ensure!(
+        !seeds.is_empty(),
+        "no seed URLs: give SEED... or --seeds-file FILE"
+    );
+    Ok(seeds)
+}
+
+fn regex(p: &Option<String>) -> anyhow::Result<Option<regex::Regex>> {
+    p.as_deref()
+        .map(regex::Regex::new)
+        .transpose()
+        .context("bad --include/--exclude regex")
+}
+
+/// Builds the crawl configuration (state dir must be decided by the caller).
+pub fn config(args: &CrawlArgs, state_dir: PathBuf) -> anyhow::Result<CrawlConfig> {
+    let mut cfg = CrawlConfig {
+        seeds: read_seeds(args)?,
+        state_dir,
+        db: args.db.clone(),
+        warc: args.warc.clone(),
+        max_depth: args.max_depth,
+        max_pages: args.max_pages,
+        scope: args.scope.parse()?,
+        include: regex(&args.include)?,
+        exclude: regex(&args.exclude)?,
+        concurrency: args.concurrency.max(1),
+        per_host: args.per_host.max(1),
+        delay: Duration::from_millis(args.delay),
+        seen_backend: args.seen.clone(),
+        ignore_robots: args.ignore_robots,
+        strict_depth: !args.loose_depth,
+        robots_retry: Duration::from_secs(args.robots_retry),
+        robots_retries: args.robots_retries,
+        sitemaps: match (args.sitemaps, args.no_sitemaps) {
+            (true, _) => Sitemaps::RobotsAndGuess,
+            (_, true) => Sitemaps::Off,
+            _ => Sitemaps::Robots,
+        },
+        ..CrawlConfig::default()
+    };
+    cfg.policy = match args.policy.as_str() {
+        "safe" => mgz_url::Policy::safe(),
+        "aggressive" => mgz_url::Policy::aggressive(),
+        other => anyhow::bail!("--policy {other:?}: expected safe or aggressive"),
+    };
+    cfg.fetch.user_agent = args.user_agent.clone();
+    cfg.fetch.allow_private = args.allow_private;
+    cfg.fetch.resolve = args
+        .resolve
+        .iter()
+        .map(|r| ResolveRule::parse(r))
+        .collect::<Result<_, _>>()?;
+    Ok(cfg)
+}
+
+/// Runs `cfg` on a fresh runtime; Ctrl-C stops cleanly, a second one exits.
+pub fn run_crawl(cfg: CrawlConfig) -> anyhow::Result<Summary> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        tokio::spawn(async move {
+            if tokio::signal::ctrl_c().await.is_ok() {
+                eprintln!(
+                    "\nmgz crawl: stopping (in-flight fetches finish; Ctrl-C again to abort)"
+                );
+                flag.store(true, Ordering::Relaxed);
+                if tokio::signal::ctrl_c().await.is_ok() {
+                    std::process::exit(130);
+                }
+            }
+        });
+        Ok(mgz_crawl::crawl(cfg, stop).await?)
+    })
+}
+
+/// Prints the summary for humans.
+pub fn print_summary(s: &Summary) {
+    println!("pages fetched      {}", s.pages_fetched);
+    println!("pages stored       {}", s.pages_stored);
+    println!("bytes              {}", s.bytes);
+    println!("duplicates skipped {}", s.duplicates_skipped);
+    println!("robots excluded    {}", s.robots_excluded);
+    println!("traps cut          {}", s.traps_cut);
+    let errors: Vec<String> = s.errors.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    println!(
+        "errors             {}",
+        if errors.is_empty() {
+            "none".into()
+        } else {
+            errors.join(" ")
+        }
+    );
+    println!(
+        "elapsed            {:.1} s ({:.0} pages/s)",
+        s.elapsed_s, s.pages_per_s
+    );
+    println!("peak RSS           {:.1} MB", s.peak_rss_bytes as f64 / 1e6);
+    println!(
+        "seen set           {} ({} bytes)",
+        s.seen_backend, s.seen_bytes
+    );
+}
+
+/// Runs `mgz crawl`.
+pub fn run(args: CrawlArgs) -> anyhow::Result<ExitCode> {
+    let temp;
+    let state = match &args.state {
+        Some(d) => d.clone(),
+        None => {
+            temp = tempfile::tempdir()?;
+            temp.path().to_path_buf()
+        }
+    };
+    let cfg = config(&args, state)?;
+    let summary = run_crawl(cfg)?;
+    if args.json {
+        println!("{}", serde_json::to_string(&summary)?);
+    } else {
+        print_summary(&summary);
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,103 @@
+//! Crawl settings, with defaults that respect sites (`--per-host 1`,
+//! `--delay 1000`, robots obeyed).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::fetch::FetchConfig;
+use crate::traps::{Scope, TrapLimits};
+
+/// Which sitemaps a crawl reads. Their URLs get the depth of the page whose
+/// visit first fetched the host's robots.txt, plus one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sitemaps {
+    /// None.
+    Off,
+    /// Those named by robots.txt `Sitemap:` lines (the default).
+    Robots,
+    /// Those, and `/sitemap.xml` of every host (`--sitemaps`).
+    RobotsAndGuess,
+}
+
+/// Everything a crawl run needs to know.
+#[derive(Debug, Clone)]
+pub struct CrawlConfig {
+    /// Seed URLs (depth 0).
+    pub seeds: Vec<String>,
+    /// Frontier state directory (durable; reuse it to resume).
+    pub state_dir: PathBuf,
+    /// SQLite database of pages.
+    pub db: PathBuf,
+    /// Optional WARC output.
+    pub warc: Option<PathBuf>,
+    /// Deepest link depth fetched (seeds are 0).
+    pub max_depth: u32,
+    /// Stop after this many page responses (0 = no limit).
+    pub max_pages: u64,
+    /// Scope relative to the seeds.
+    pub scope: Scope,
+    /// Only URLs matching this pattern.
+    pub include: Option<regex::Regex>,
+    /// No URL matching this pattern.
+    pub exclude: Option<regex::Regex>,
+    /// Fetches in flight overall.
+    pub concurrency: usize,
+    /// Fetches in flight per host.
+    pub per_host: u32,
+    /// Gap between two requests to one host (raised to Crawl-delay).
+    pub delay: Duration,
+    /// Seen-set backend name passed to the frontier.
+    pub seen_backend: String,
+    /// Canonicalisation policy.
+    pub policy: mgz_url::Policy,
+    /// HTTP client settings (user agent, timeouts, caps, `--resolve`, SSRF).
+    pub fetch: FetchConfig,
+    /// Ignore robots.txt entirely.
+    pub ignore_robots: bool,
+    /// Which sitemaps are read.
+    pub sitemaps: Sitemaps,
+    /// How long to wait before asking an unreachable robots.txt again.
+    pub robots_retry: Duration,
+    /// How many times an unreachable robots.txt is retried before its URLs are dropped.
+    pub robots_retries: u32,
+    /// Trap limits.
+    pub traps: TrapLimits,
+    /// Base of the exponential back-off for retries and 429/503 without `Retry-After`.
+    pub backoff: Duration,
+    /// Breadth-first waves, so every URL gets its least depth and
+    /// `max_depth` is exact (see [`crate::queue`]). Off: the frontier's own
+    /// order, faster on webs with a few very large hosts, depths approximate.
+    pub strict_depth: bool,
+    /// Print progress (bar on a TTY, log lines otherwise).
+    pub progress: bool,
+}
+
+impl Default for CrawlConfig {
+    fn default() -> Self {
+        CrawlConfig {
+            seeds: Vec::new(),
+            state_dir: PathBuf::from("mgz-state"),
+            db: PathBuf::from("mgz-crawl.db"),
+            warc: None,
+            max_depth: 5,
+            max_pages: 0,
+            scope: Scope::Host,
+            include: None,
+            exclude: None,
+            concurrency: 32,
+            per_host: 1,
+            delay: Duration::from_millis(1000),
+            seen_backend: "hash".into(),
+            policy: mgz_url::Policy::safe(),
+            fetch: FetchConfig::default(),
+            ignore_robots: false,
+            sitemaps: Sitemaps::Robots,
+            robots_retry: Duration::from_secs(60),
+            robots_retries: 2,
+            traps: TrapLimits::default(),
+            backoff: Duration::from_secs(1),
+            strict_depth: true,
+            progress: true,
+        }
+    }
+}

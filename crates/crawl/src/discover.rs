@@ -1,0 +1,81 @@
+//! From raw link targets to frontier items: canonicalise against the base,
+//! apply scope, patterns and trap limits, drop in-page duplicates, charge the
+//! host budget, and put the survivors. Every cut is counted.
+
+use std::collections::HashSet;
+
+use mgz_frontier::{Metadata, PutOutcome, UrlItem};
+use mgz_url::{CanonicalUrl, UrlError};
+
+use crate::CrawlError;
+use crate::run::Shared;
+use crate::stats::Counters;
+use crate::traps::Verdict;
+
+/// Queues `hrefs` (resolved against `base`) at `depth` with `meta`; returns
+/// the URLs that were already known.
+pub async fn discover(
+    sh: &Shared,
+    base: Option<&CanonicalUrl>,
+    hrefs: &[String],
+    depth: u32,
+    meta: Metadata,
+) -> Result<Vec<String>, CrawlError> {
+    let c = &sh.counters;
+    let mut local = HashSet::new();
+    let mut items = Vec::new();
+    for href in hrefs {
+        let canon = match CanonicalUrl::parse(href, base, &sh.cfg.policy) {
+            Ok(u) => u,
+            Err(UrlError::TooLong { .. }) => {
+                Counters::bump(&c.traps_cut);
+                continue;
+            }
+            Err(_) => continue,
+        };
+        let Ok(parsed) = url::Url::parse(canon.as_str()) else {
+            continue;
+        };
+        match sh.filter.judge(&parsed) {
+            Verdict::Admit => {}
+            Verdict::OutOfScope => continue,
+            Verdict::Trap(_) => {
+                Counters::bump(&c.traps_cut);
+                continue;
+            }
+        }
+        if !local.insert(canon.as_str().to_string()) {
+            Counters::bump(&c.duplicates_skipped);
+            continue;
+        }
+        if !sh.filter.has_budget(canon.host()) {
+            Counters::bump(&c.traps_cut);
+            continue;
+        }
+        items.push(UrlItem {
+            url: canon.as_str().to_string(),
+            depth,
+            metadata: meta.clone(),
+            ..UrlItem::default()
+        });
+    }
+    let outcomes = sh.queue.discover(items.clone()).await?;
+    let mut known = Vec::new();
+    for (o, item) in outcomes.iter().zip(items) {
+        match o {
+            PutOutcome::New => {
+                Counters::bump(&c.queued);
+                if let Ok(u) = url::Url::parse(&item.url) {
+                    sh.filter.charge(u.host_str().unwrap_or(""));
+                }
+            }
+            PutOutcome::Seen | PutOutcome::Updated => {
+                Counters::bump(&c.duplicates_skipped);
+                known.push(item.url);
+            }
+            PutOutcome::Rejected(_) => c.error("rejected_url"),
+            _ => {}
+        }
+    }
+    Ok(known)
+}

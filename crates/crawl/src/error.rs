@@ -1,0 +1,61 @@
+//! The crate's one error type.
+
+/// Everything that can go wrong in the crawler's library code.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CrawlError {
+    /// A `--resolve` argument that is not `PATTERN=IP[:PORT]`.
+    #[error("bad --resolve mapping {0:?}: expected PATTERN=IP or PATTERN=IP:PORT")]
+    BadResolve(String),
+    /// The SSRF guard refused an address.
+    #[error("refused to connect to {addr} for host {host}: {reason} address (use --allow-private)")]
+    Blocked {
+        /// Host name asked for.
+        host: String,
+        /// The address it resolved to.
+        addr: std::net::IpAddr,
+        /// Which class of address it is.
+        reason: &'static str,
+    },
+    /// An HTTP-level failure (connect, timeout, protocol).
+    #[error("http {kind}: {message}")]
+    Http {
+        /// Short kind used for statistics (`timeout`, `connect`, `body`, `request`).
+        kind: &'static str,
+        /// Human-readable detail.
+        message: String,
+    },
+    /// A SQLite failure.
+    #[error("database: {0}")]
+    Db(#[from] rusqlite::Error),
+    /// A file system failure.
+    #[error("io: {0}")]
+    Io(#[from] std::io::Error),
+    /// A sitemap that could not be parsed.
+    #[error("sitemap: {0}")]
+    Sitemap(String),
+    /// An `--include`/`--exclude` pattern that does not compile.
+    #[error("invalid regex: {0}")]
+    Regex(#[from] regex::Error),
+    /// The frontier failed.
+    #[error("frontier: {0}")]
+    Frontier(String),
+    /// A configuration value that makes no sense.
+    #[error("config: {0}")]
+    Config(String),
+}
+
+impl CrawlError {
+    /// Short kind name for the `errors` object of the summary.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            CrawlError::BadResolve(_) | CrawlError::Config(_) | CrawlError::Regex(_) => "config",
+            CrawlError::Blocked { .. } => "ssrf_blocked",
+            CrawlError::Http { kind, .. } => kind,
+            CrawlError::Db(_) => "database",
+            CrawlError::Io(_) => "io",
+            CrawlError::Sitemap(_) => "sitemap",
+            CrawlError::Frontier(_) => "frontier",
+        }
+    }
+}

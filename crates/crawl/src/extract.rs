@@ -1,0 +1,301 @@
+//! Link and keyword extraction with lol_html.
+//!
+//! The body (already capped by the fetcher) is decoded to UTF-8 with
+//! encoding_rs — charset from the `Content-Type` header, else a BOM, else a
+//! `<meta charset>` in the first 1024 bytes, else UTF-8 — and streamed through
+//! lol_html in 16 KiB chunks. Collected: `a[href]`, `area[href]`,
+//! `link[href]` with rel alternate/next/prev, `frame[src]`, `iframe[src]`,
+//! the first `<base href>`, title, meta description/keywords/robots and the
+//! visible text (text nodes outside script/style/title), each capped so one
+//! page costs O(caps), whatever its size. The parser's own buffers are
+//! limited to [`PARSER_MEMORY`]; a page that exceeds it keeps what was read.
+
+use std::cell::RefCell;
+use std::sync::LazyLock;
+
+use encoding_rs::Encoding;
+use lol_html::html_content::TextType;
+use lol_html::{HtmlRewriter, MemorySettings, Settings, doc_text, element, text};
+
+/// Hard limit on lol_html's internal buffers per page.
+pub const PARSER_MEMORY: usize = 8 * 1024 * 1024;
+const MAX_LINKS: usize = 10_000;
+const MAX_TITLE: usize = 1_000;
+const MAX_META: usize = 2_000;
+/// Visible text kept for the full-text index.
+pub const MAX_TEXT: usize = 64 * 1024;
+const MAX_HREF: usize = 8_192;
+
+/// What a page yields.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Extracted {
+    /// Raw link targets in document order (unresolved).
+    pub links: Vec<String>,
+    /// First `<base href>`.
+    pub base: Option<String>,
+    /// `<title>` text, whitespace collapsed.
+    pub title: String,
+    /// `<meta name=description>`.
+    pub description: String,
+    /// `<meta name=keywords>`.
+    pub keywords: String,
+    /// Visible text, whitespace collapsed, capped at [`MAX_TEXT`].
+    pub text: String,
+    /// Meta robots `nofollow` (or `none`).
+    pub nofollow: bool,
+    /// Meta robots `noindex` (or `none`).
+    pub noindex: bool,
+    /// The encoding used to decode the body.
+    pub encoding: &'static str,
+}
+
+/// Picks the encoding: header charset, BOM, `<meta>` prescan, UTF-8.
+pub fn sniff_encoding(body: &[u8], content_type: Option<&str>) -> &'static Encoding {
+    static META: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
+        regex::bytes::Regex::new(
+            r#"(?i)<meta[^>]{0,512}?charset\s*=\s*["']?\s*([a-z0-9_:.\-]{1,40})"#,
+        )
+        .expect("static regex")
+    });
+    let from_header = content_type
+        .and_then(|ct| {
+            ct.to_ascii_lowercase().split(';').find_map(|p| {
+                p.trim()
+                    .strip_prefix("charset=")
+                    .map(|c| c.trim_matches(['"', '\'', ' ']).to_string())
+            })
+        })
+        .and_then(|c| Encoding::for_label(c.as_bytes()));
+    if let Some(enc) = from_header {
+        return enc;
+    }
+    if let Some((enc, _)) = Encoding::for_bom(body) {
+        return enc;
+    }
+    let head = &body[..body.len().min(1024)];
+    META.captures(head)
+        .and_then(|c| Encoding::for_label(&c[1]))
+        // A meta tag cannot honestly declare UTF-16: the bytes it sits in are ASCII.
+        .map(|e| {
+            if e == encoding_rs::UTF_16LE || e == encoding_rs::UTF_16BE {
+                encoding_rs::UTF_8
+            } else {
+                e
+            }
+        })
+        .unwrap_or(encoding_rs::UTF_8)
+}
+
+/// Parses robots directives (`noindex`, `nofollow`, `none`) from a meta
+/// content or `X-Robots-Tag` value; returns `(noindex, nofollow)`.
+pub fn robots_directives(value: &str) -> (bool, bool) {
+    let (mut noindex, mut nofollow) = (false, false);
+    for token in value
+        .split([',', ' '])
+        .map(|t| t.trim().to_ascii_lowercase())
+    {
+        // X-Robots-Tag may prefix a user agent: "googlebot: noindex".
+        let token = token.rsplit(':').next().unwrap_or("").trim().to_string();
+        match token.as_str() {
+            "noindex" => noindex = true,
+            "nofollow" => nofollow = true,
+            "none" => (noindex, nofollow) = (true, true),
+            _ => {}
+        }
+    }
+    (noindex, nofollow)
+}
+
+/// Decodes character references (`&amp;`, `&#47;`, `&eacute;`): lol_html
+/// hands out attribute values and text as written.
+fn unescape(raw: &str) -> std::borrow::Cow<'_, str> {
+    if raw.contains('&') {
+        html_escape::decode_html_entities(raw)
+    } else {
+        raw.into()
+    }
+}
+
+fn push_capped(dst: &mut String, src: &str, cap: usize) {
+    for word in unescape(src).split_whitespace() {
+        if dst.len() + word.len() + 1 > cap {
+            return;
+        }
+        if !dst.is_empty() {
+            dst.push(' ');
+        }
+        dst.push_str(word);
+    }
+}
+
+/// Extracts links and keywords from an HTML body.
+pub fn extract(body: &[u8], content_type: Option<&str>) -> Extracted {
+    let enc = sniff_encoding(body, content_type);
+    let (decoded, _, _) = enc.decode(body);
+    let out = RefCell::new(Extracted {
+        encoding: enc.name(),
+        ..Extracted::default()
+    });
+    run_rewriter(decoded.as_bytes(), &out);
+    out.into_inner()
+}
+
+fn add_link(out: &RefCell<Extracted>, value: Option<String>) {
+    let mut o = out.borrow_mut();
+    if let Some(v) = value.filter(|v| v.len() <= MAX_HREF)
+        && o.links.len() < MAX_LINKS
+    {
+        o.links.push(unescape(&v).into_owned());
+    }
+}
+
+fn on_meta(out: &RefCell<Extracted>, name: &str, content: &str) {
+    let mut o = out.borrow_mut();
+    match name {
+        "description" => push_capped(&mut o.description, content, MAX_META),
+        "keywords" => push_capped(&mut o.keywords, content, MAX_META),
+        "robots" | "mgz" => {
+            let (ni, nf) = robots_directives(content);
+            o.noindex |= ni;
+            o.nofollow |= nf;
+        }
+        _ => {}
+    }
+}
+
+fn run_rewriter(html: &[u8], out: &RefCell<Extracted>) {
+    let link = |el: &mut lol_html::html_content::Element<'_, '_>| {
+        let rel = el
+            .get_attribute("rel")
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        if rel
+            .split_ascii_whitespace()
+            .any(|r| matches!(r, "alternate" | "next" | "prev"))
+        {
+            add_link(out, el.get_attribute("href"));
+        }
+        Ok(())
+    };
+    let settings = Settings {
+        element_content_handlers: vec![
+            element!("a[href], area[href]", |el| {
+                add_link(out, el.get_attribute("href"));
+                Ok(())
+            }),
+            element!("frame[src], iframe[src]", |el| {
+                add_link(out, el.get_attribute("src"));
+                Ok(())
+            }),
+            element!("link[href][rel]", link),
+            element!("base[href]", |el| {
+                let mut o = out.borrow_mut();
+                if o.base.is_none() {
+                    o.base = el.get_attribute("href").map(|b| unescape(&b).into_owned());
+                }
+                Ok(())
+            }),
+            element!("meta[name][content]", |el| {
+                let name = el
+                    .get_attribute("name")
+                    .unwrap_or_default()
+                    .to_ascii_lowercase();
+                on_meta(out, &name, &el.get_attribute("content").unwrap_or_default());
+                Ok(())
+            }),
+            text!("title", |t| {
+                push_capped(&mut out.borrow_mut().title, t.as_str(), MAX_TITLE);
+                Ok(())
+            }),
+        ],
+        document_content_handlers: vec![doc_text!(|t| {
+            if t.text_type() == TextType::Data {
+                push_capped(&mut out.borrow_mut().text, t.as_str(), MAX_TEXT);
+            }
+            Ok(())
+        })],
+        memory_settings: MemorySettings {
+            max_allowed_memory_usage: PARSER_MEMORY,
+            ..MemorySettings::default()
+        },
+        strict: false,
+        ..Settings::new()
+    };
+    let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
+    // On a parser error (memory limit) keep what was collected so far.
+    for chunk in html.chunks(16 * 1024) {
+        if rewriter.write(chunk).is_err() {
+            return;
+        }
+    }
+    let _ = rewriter.end();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PAGE: &str = r#"<!doctype html><html><head><base href="http://b.sim/dir/">
+<title> Hello
+ World </title><meta name="Description" content="A page"><meta name=keywords content="x, y">
+<meta name="robots" content="NOFOLLOW"><link rel="next" href="/p2"><link rel=stylesheet href="s.css">
+<script>var hidden = "<a href='/no'>";</script><style>.x{}</style></head>
+<body><a href="a.html?x=1&amp;y=2">A &amp; B</a> text <AREA HREF="m.html"><iframe src="//c.sim/f"></iframe>
+<frame src="fr.html"><a name="x">no href</a></body></html>"#;
+
+    #[test]
+    fn collects_everything() {
+        let e = extract(PAGE.as_bytes(), Some("text/html"));
+        assert_eq!(
+            e.links,
+            ["/p2", "a.html?x=1&y=2", "m.html", "//c.sim/f", "fr.html"]
+        );
+        assert_eq!(e.base.as_deref(), Some("http://b.sim/dir/"));
+        assert_eq!(e.title, "Hello World");
+        assert_eq!(e.description, "A page");
+        assert_eq!(e.keywords, "x, y");
+        assert!(e.nofollow && !e.noindex);
+        assert_eq!(e.text, "A & B text no href");
+    }
+
+    #[test]
+    fn charsets() {
+        let latin = b"<meta charset=\"iso-8859-1\"><title>caf\xe9</title>";
+        assert_eq!(extract(latin, None).title, "café");
+        assert_eq!(
+            extract(latin, Some("text/html; charset=utf-8")).title,
+            "caf\u{fffd}"
+        );
+        let bom = b"\xef\xbb\xbf<title>ok</title>";
+        assert_eq!(extract(bom, Some("text/html; charset=bogus")).title, "ok");
+        let sjis = b"<meta http-equiv=Content-Type content=\"text/html; charset=Shift_JIS\"><title>\x93\xfa</title>";
+        assert_eq!(extract(sjis, None).encoding, "Shift_JIS");
+    }
+
+    #[test]
+    fn directives() {
+        assert_eq!(robots_directives("noindex, nofollow"), (true, true));
+        assert_eq!(robots_directives("none"), (true, true));
+        assert_eq!(robots_directives("googlebot: noindex"), (true, false));
+        assert_eq!(robots_directives("all"), (false, false));
+    }
+
+    #[test]
+    fn hostile_inputs_do_not_panic_and_stay_bounded() {
+        let huge_attr = format!("<a href=\"{}\">x</a><a href=ok>", "a".repeat(20 << 20));
+        let e = extract(huge_attr.as_bytes(), None);
+        assert!(e.links.len() <= 1);
+        let many = "<a href=x>".repeat(50_000);
+        assert_eq!(extract(many.as_bytes(), None).links.len(), MAX_LINKS);
+        for junk in [
+            &b"<<<>>><a href=\"unterminated"[..],
+            b"\0\xff\xfe<title>",
+            b"<svg><a href=q></svg><math><a xlink:href=z>",
+            b"</a></a><!--",
+        ] {
+            let _ = extract(junk, Some("text/html; charset=x-nonsense"));
+        }
+        let text = "word ".repeat(100_000);
+        assert!(extract(text.as_bytes(), None).text.len() <= MAX_TEXT);
+    }
+}

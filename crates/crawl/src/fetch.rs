@@ -1,0 +1,251 @@
+//! The HTTP fetcher: one shared reqwest client with rustls (ring), transparent
+//! gzip/br/deflate, timeouts, a body cap and the SSRF-guarded resolver.
+//!
+//! Redirects are never followed here (`Policy::none()`): the crawl loop sends
+//! each `Location` back through canonicalisation, dedupe, scope, robots and
+//! politeness. The body cap applies to the *decompressed* stream, which is
+//! what bounds a gzip bomb: reading stops at `max_body` bytes and the
+//! response is flagged `truncated`, so memory per fetch is at most `max_body`.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::header::HeaderMap;
+
+use crate::CrawlError;
+use crate::net::{GuardedResolver, ResolveRule, check_ip, find_blocked};
+
+/// Settings of the fetcher.
+#[derive(Debug, Clone)]
+pub struct FetchConfig {
+    /// `User-Agent` header.
+    pub user_agent: String,
+    /// Time allowed for the TCP (and TLS) connect.
+    pub connect_timeout: Duration,
+    /// Longest pause allowed between two reads.
+    pub read_timeout: Duration,
+    /// Time allowed for the whole exchange, body included.
+    pub total_timeout: Duration,
+    /// Largest decompressed body kept; more is cut and flagged.
+    pub max_body: usize,
+    /// Idle connections kept per host.
+    pub idle_per_host: usize,
+    /// `--resolve` rules.
+    pub resolve: Vec<ResolveRule>,
+    /// Lift the SSRF guard.
+    pub allow_private: bool,
+}
+
+impl Default for FetchConfig {
+    fn default() -> Self {
+        FetchConfig {
+            user_agent: crate::DEFAULT_USER_AGENT.to_string(),
+            connect_timeout: Duration::from_secs(10),
+            read_timeout: Duration::from_secs(20),
+            total_timeout: Duration::from_secs(60),
+            max_body: 10 * 1024 * 1024,
+            idle_per_host: 4,
+            resolve: Vec::new(),
+            allow_private: false,
+        }
+    }
+}
+
+/// A response as the crawler needs it.
+#[derive(Debug, Clone)]
+pub struct Fetched {
+    /// HTTP status code.
+    pub status: u16,
+    /// Response headers (after decompression: no `Content-Encoding`).
+    pub headers: HeaderMap,
+    /// Decompressed body, at most `max_body` bytes.
+    pub body: Vec<u8>,
+    /// Whether the body was cut at `max_body`.
+    pub truncated: bool,
+    /// Address of the peer, when known.
+    pub remote: Option<IpAddr>,
+}
+
+impl Fetched {
+    /// A header value as text.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+/// Shared HTTP client; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Fetcher {
+    client: reqwest::Client,
+    allow_private: bool,
+    max_body: usize,
+    user_agent: Arc<str>,
+}
+
+impl Fetcher {
+    /// Builds the client.
+    pub fn new(cfg: &FetchConfig) -> Result<Fetcher, CrawlError> {
+        // Several fetchers may be built in one process; only the first install wins.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let resolver = GuardedResolver::new(cfg.resolve.clone(), cfg.allow_private);
+        let client = reqwest::Client::builder()
+            .user_agent(cfg.user_agent.clone())
+            .redirect(reqwest::redirect::Policy::none())
+            .dns_resolver(Arc::new(resolver))
+            .connect_timeout(cfg.connect_timeout)
+            .read_timeout(cfg.read_timeout)
+            .timeout(cfg.total_timeout)
+            .pool_max_idle_per_host(cfg.idle_per_host)
+            .pool_idle_timeout(Duration::from_secs(30))
+            .build()
+            .map_err(|e| http_error(&e))?;
+        Ok(Fetcher {
+            client,
+            allow_private: cfg.allow_private,
+            max_body: cfg.max_body,
+            user_agent: cfg.user_agent.as_str().into(),
+        })
+    }
+
+    /// The user agent sent.
+    pub fn user_agent(&self) -> &str {
+        &self.user_agent
+    }
+
+    /// GETs `url`, reading at most `max_body` decompressed bytes.
+    pub async fn get(&self, url: &str) -> Result<Fetched, CrawlError> {
+        let parsed = reqwest::Url::parse(url).map_err(|e| CrawlError::Http {
+            kind: "request",
+            message: format!("{url}: {e}"),
+        })?;
+        self.check_literal(&parsed)?;
+        let resp = self
+            .client
+            .get(parsed)
+            .send()
+            .await
+            .map_err(|e| http_error(&e))?;
+        let status = resp.status().as_u16();
+        let headers = resp.headers().clone();
+        let remote = resp.remote_addr().map(|a| a.ip());
+        let (body, truncated) = read_capped(resp, self.max_body).await?;
+        Ok(Fetched {
+            status,
+            headers,
+            body,
+            truncated,
+            remote,
+        })
+    }
+
+    fn check_literal(&self, url: &reqwest::Url) -> Result<(), CrawlError> {
+        let ip: Option<IpAddr> = match url.host() {
+            Some(url::Host::Ipv4(v4)) => Some(v4.into()),
+            Some(url::Host::Ipv6(v6)) => Some(v6.into()),
+            _ => None,
+        };
+        match ip {
+            Some(ip) => check_ip(url.host_str().unwrap_or(""), ip, self.allow_private),
+            None => Ok(()),
+        }
+    }
+}
+
+async fn read_capped(
+    mut resp: reqwest::Response,
+    cap: usize,
+) -> Result<(Vec<u8>, bool), CrawlError> {
+    let mut body = Vec::new();
+    while let Some(chunk) = resp.chunk().await.map_err(|e| http_error(&e))? {
+        let room = cap - body.len();
+        if chunk.len() > room {
+            body.extend_from_slice(&chunk[..room]);
+            return Ok((body, true));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok((body, false))
+}
+
+fn http_error(e: &reqwest::Error) -> CrawlError {
+    if let Some(b) = find_blocked(e) {
+        return CrawlError::Blocked {
+            host: b.host.clone(),
+            addr: b.addr,
+            reason: b.reason,
+        };
+    }
+    let kind = if e.is_timeout() {
+        "timeout"
+    } else if e.is_connect() {
+        "connect"
+    } else if e.is_decode() || e.is_body() {
+        "body"
+    } else {
+        "request"
+    };
+    let mut message = e.to_string();
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        message.push_str(": ");
+        message.push_str(&s.to_string());
+        src = s.source();
+    }
+    CrawlError::Http { kind, message }
+}
+
+/// Parses `Retry-After` (delta seconds or an HTTP date), capped at one day.
+pub fn retry_after(value: &str, now: chrono::DateTime<chrono::Utc>) -> Option<Duration> {
+    let value = value.trim();
+    let secs = match value.parse::<u64>() {
+        Ok(s) => s,
+        Err(_) => {
+            let when = chrono::DateTime::parse_from_rfc2822(value).ok()?;
+            u64::try_from((when.with_timezone(&chrono::Utc) - now).num_seconds()).unwrap_or(0)
+        }
+    };
+    Some(Duration::from_secs(secs.min(86_400)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_forms() {
+        let now = chrono::DateTime::parse_from_rfc2822("Sun, 06 Nov 1994 08:49:37 GMT")
+            .unwrap()
+            .with_timezone(&chrono::Utc);
+        assert_eq!(retry_after("120", now), Some(Duration::from_secs(120)));
+        assert_eq!(
+            retry_after("Sun, 06 Nov 1994 08:50:37 GMT", now),
+            Some(Duration::from_secs(60))
+        );
+        assert_eq!(
+            retry_after("Sun, 06 Nov 1994 08:00:00 GMT", now),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(
+            retry_after("99999999", now),
+            Some(Duration::from_secs(86_400))
+        );
+        assert_eq!(retry_after("soon", now), None);
+        assert_eq!(retry_after("-5", now), None);
+    }
+
+    #[tokio::test]
+    async fn literal_private_ip_refused_without_connecting() {
+        let f = Fetcher::new(&FetchConfig::default()).unwrap();
+        for url in [
+            "http://127.0.0.1:9/",
+            "http://10.0.0.1/",
+            "http://169.254.169.254/latest",
+        ] {
+            match f.get(url).await {
+                Err(CrawlError::Blocked { .. }) => {}
+                other => panic!("{url}: {other:?}"),
+            }
+        }
+    }
+}

@@ -1,0 +1,32 @@
+//! The MillionGazillion crawler: fetches pages politely from the PowerCache
+//! frontier, extracts links and keywords, stores pages in SQLite.
+#![warn(missing_docs)]
+
+pub mod config;
+mod discover;
+mod error;
+pub mod extract;
+pub mod fetch;
+pub mod gate;
+pub mod net;
+mod progress;
+pub mod queue;
+pub mod robots;
+mod robots_fetch;
+pub mod run;
+pub mod sitemap;
+pub mod stats;
+pub mod store;
+pub mod terms;
+pub mod traps;
+pub mod warc;
+mod worker;
+
+pub use config::{CrawlConfig, Sitemaps};
+pub use error::CrawlError;
+pub use run::crawl;
+pub use stats::Summary;
+
+/// The default `User-Agent`: names the project and a contact placeholder.
+pub const DEFAULT_USER_AGENT: &str =
+    "mgz/0.1 (MillionGazillion crawler; +https://example.invalid/milliongazillion/crawler)";

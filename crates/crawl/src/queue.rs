@@ -1,0 +1,291 @@
+//! The crawler's view of the PowerCache frontier: every call runs on the
+//! blocking pool (the frontier is synchronous and waits for group commit),
+//! plus the per-depth pending counts that drive breadth-first waves.
+//!
+//! Waves: URLs are fetched depth by depth. While any URL of depth `W` is
+//! pending, leases of deeper URLs are handed back for a second. So a URL is
+//! always first discovered at its least depth (links cost one, redirects
+//! none), which makes `--max-depth` exact: the crawl reaches precisely the
+//! pages within that many links of a seed, whatever order hosts progress in.
+
+use std::sync::Arc;
+use std::sync::Mutex;
+
+use mgz_frontier::{Frontier, GetParams, KnownItem, PutOutcome, UrlItem, UrlQuery, UrlRecord};
+
+use crate::CrawlError;
+
+/// Whether a URL waits for a retry (network error, 5xx, 429/503, robots
+/// unreachable). Retrying URLs do not hold their wave back: a page that
+/// fails for minutes must not stall the whole crawl. (Should it succeed
+/// later, its links may be found after a deeper path to them; documented.)
+pub fn is_retrying(meta: &mgz_frontier::Metadata) -> bool {
+    ["tries", "throttled", "robots_tries"]
+        .iter()
+        .any(|k| meta.contains_key(*k))
+}
+
+/// Frontier handle plus pending counts per depth.
+pub struct Queue {
+    frontier: Arc<Frontier>,
+    pending: Mutex<Vec<u64>>,
+    retrying: Mutex<Vec<u64>>,
+    /// URLs whose depth was lowered while pending (see [`Queue::lower`]),
+    /// and the lock that orders every depth-rewriting `put_known`.
+    lowered: Arc<Mutex<std::collections::HashMap<String, u32>>>,
+}
+
+fn ferr(e: impl std::fmt::Display) -> CrawlError {
+    CrawlError::Frontier(e.to_string())
+}
+
+/// Seconds since the epoch.
+pub fn now_s() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+impl Queue {
+    /// Wraps `frontier`, counting the URLs it already holds (resume).
+    pub async fn open(frontier: Arc<Frontier>) -> Result<Queue, CrawlError> {
+        let f = frontier.clone();
+        let (pending, retrying) = tokio::task::spawn_blocking(move || count_pending(&f))
+            .await
+            .map_err(ferr)??;
+        Ok(Queue {
+            frontier,
+            pending: Mutex::new(pending),
+            retrying: Mutex::new(retrying),
+            lowered: Arc::default(),
+        })
+    }
+
+    async fn call<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Frontier) -> T + Send + 'static,
+    ) -> Result<T, CrawlError> {
+        let fr = self.frontier.clone();
+        tokio::task::spawn_blocking(move || f(&fr))
+            .await
+            .map_err(ferr)
+    }
+
+    fn add_pending(&self, depth: u32, delta: i64) {
+        add(&self.pending, depth, delta);
+    }
+
+    /// Moves a URL of `depth` between the pending and retrying counts.
+    pub fn set_retrying(&self, depth: u32, retrying: bool) {
+        let (from, to) = if retrying {
+            (&self.pending, &self.retrying)
+        } else {
+            (&self.retrying, &self.pending)
+        };
+        add(from, depth, -1);
+        add(to, depth, 1);
+    }
+}
+
+fn add(counts: &Mutex<Vec<u64>>, depth: u32, delta: i64) {
+    {
+        let mut p = counts.lock().unwrap_or_else(|e| e.into_inner());
+        let d = depth as usize;
+        if p.len() <= d {
+            p.resize(d + 1, 0);
+        }
+        p[d] = p[d].saturating_add_signed(delta);
+    }
+}
+
+impl Queue {
+    /// The shallowest depth with pending URLs, `None` when nothing is pending.
+    pub fn wave(&self) -> Option<u32> {
+        let p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        p.iter().position(|&n| n > 0).map(|d| d as u32)
+    }
+
+    /// Total pending URLs, retrying ones included.
+    pub fn pending(&self) -> u64 {
+        let sum = |m: &Mutex<Vec<u64>>| -> u64 {
+            m.lock().unwrap_or_else(|e| e.into_inner()).iter().sum()
+        };
+        sum(&self.pending) + sum(&self.retrying)
+    }
+
+    /// Puts discovered URLs; returns the outcome of each.
+    pub async fn discover(&self, items: Vec<UrlItem>) -> Result<Vec<PutOutcome>, CrawlError> {
+        if items.is_empty() {
+            return Ok(Vec::new());
+        }
+        let depths: Vec<u32> = items.iter().map(|i| i.depth).collect();
+        let out = self
+            .call(move |f| f.put_discovered(&items))
+            .await?
+            .map_err(ferr)?;
+        for (o, d) in out.iter().zip(depths) {
+            if *o == PutOutcome::New {
+                self.add_pending(d, 1);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Leases up to `queues` queues × `per_queue` URLs.
+    pub async fn lease(&self, queues: u32, per_queue: u32) -> Result<Vec<UrlRecord>, CrawlError> {
+        let params = GetParams {
+            max_queues: queues,
+            max_urls_per_queue: per_queue,
+            delay_requestable: 600,
+            ..GetParams::default()
+        };
+        self.call(move |f| f.get(&params)).await?.map_err(ferr)
+    }
+
+    /// Marks `rec` completed (never served again); `was_retrying` says
+    /// which count it sat in.
+    pub async fn complete(&self, rec: UrlRecord, was_retrying: bool) -> Result<(), CrawlError> {
+        let depth = rec.depth;
+        self.reschedule(rec, 0).await?;
+        add(
+            if was_retrying {
+                &self.retrying
+            } else {
+                &self.pending
+            },
+            depth,
+            -1,
+        );
+        Ok(())
+    }
+
+    /// The depth `rec` should have: lower than leased when a redirect found a
+    /// shorter path to it meanwhile.
+    pub fn effective_depth(&self, rec: &UrlRecord) -> u32 {
+        let l = self.lowered.lock().unwrap_or_else(|e| e.into_inner());
+        l.get(&rec.url).map_or(rec.depth, |&d| d.min(rec.depth))
+    }
+
+    /// A redirect reached `url` at `depth`, but it was already queued deeper:
+    /// while it is still pending, move it to `depth` (0-1 BFS: a redirect
+    /// costs no hop, so its target may be shallower than a link found first).
+    pub async fn lower(&self, url: String, depth: u32) -> Result<(), CrawlError> {
+        let lowered = self.lowered.clone();
+        let moved = self
+            .call(move |f| -> Result<Option<u32>, CrawlError> {
+                let mut l = lowered.lock().unwrap_or_else(|e| e.into_inner());
+                let rec = match f.url_status("", &url, None) {
+                    Ok(r) => r,
+                    Err(_) => return Ok(None),
+                };
+                if rec.next_fetch == 0 || rec.depth <= depth {
+                    return Ok(None);
+                }
+                let old = rec.depth;
+                l.insert(url, depth);
+                let next_fetch = rec.next_fetch;
+                f.put_known(&[known(rec, depth, next_fetch)])
+                    .map_err(ferr)?;
+                Ok(Some(old))
+            })
+            .await??;
+        if let Some(old) = moved {
+            self.add_pending(old, -1);
+            self.add_pending(depth, 1);
+        }
+        Ok(())
+    }
+
+    /// Hands `rec` back to be served at `at_s` (seconds since the epoch, > 0).
+    pub async fn reschedule(&self, rec: UrlRecord, at_s: u64) -> Result<(), CrawlError> {
+        let lowered = self.lowered.clone();
+        self.call(move |f| {
+            let mut l = lowered.lock().unwrap_or_else(|e| e.into_inner());
+            let depth = l.get(&rec.url).map_or(rec.depth, |&d| d.min(rec.depth));
+            if at_s == 0 {
+                l.remove(&rec.url);
+            }
+            f.put_known(&[known(rec, depth, at_s)])
+        })
+        .await?
+        .map_err(ferr)?;
+        Ok(())
+    }
+}
+
+fn known(rec: UrlRecord, depth: u32, next_fetch: u64) -> KnownItem {
+    KnownItem {
+        item: UrlItem {
+            crawl: rec.crawl,
+            url: rec.url,
+            key: Some(rec.key),
+            metadata: rec.metadata,
+            depth,
+            created: rec.created,
+        },
+        next_fetch,
+    }
+}
+
+impl Queue {
+    /// Blocks a queue until `until_s`.
+    pub async fn block(&self, key: String, until_s: u64) -> Result<(), CrawlError> {
+        self.call(move |f| f.block_queue_until("", &key, until_s))
+            .await?
+            .map_err(ferr)
+    }
+
+    /// Sets the frontier's default politeness delay (whole seconds).
+    pub async fn set_default_delay(&self, secs: u32) -> Result<(), CrawlError> {
+        self.call(move |f| f.set_delay("", None, secs))
+            .await?
+            .map_err(ferr)
+    }
+
+    /// Heap bytes of the seen set.
+    pub fn seen_bytes(&self) -> u64 {
+        self.frontier.seen_bytes() as u64
+    }
+
+    /// Makes every write durable now.
+    pub async fn flush(&self) -> Result<(), CrawlError> {
+        self.call(|f| f.flush()).await?.map_err(ferr)
+    }
+}
+
+fn count_pending(f: &Frontier) -> Result<(Vec<u64>, Vec<u64>), CrawlError> {
+    let mut pending = Vec::new();
+    let mut retrying = Vec::new();
+    let mut start = 0;
+    loop {
+        let q = UrlQuery {
+            start,
+            size: 10_000,
+            ..UrlQuery::default()
+        };
+        let page = f.list_urls(&q).map_err(ferr)?;
+        if page.is_empty() {
+            return Ok((pending, retrying));
+        }
+        start += page.len() as u64;
+        for r in page.iter().filter(|r| r.next_fetch != 0) {
+            let counts = if is_retrying(&r.metadata) {
+                &mut retrying
+            } else {
+                &mut pending
+            };
+            let d = r.depth as usize;
+            if counts.len() <= d {
+                counts.resize(d + 1, 0);
+            }
+            counts[d] += 1;
+        }
+    }
+}
+
+impl Queue {
+    /// URLs the frontier itself counts as not completed.
+    pub async fn frontier_pending(&self) -> u64 {
+        self.call(|f| f.stats("", None).size).await.unwrap_or(0)
+    }
+}

@@ -1,0 +1,175 @@
+//! robots.txt per RFC 9309, parsed by `texting_robots`, cached per origin.
+//!
+//! Outcome of fetching `/robots.txt` (RFC 9309 §2.3.1):
+//! - 2xx: the rules, `Crawl-delay` (capped at 30 s) and `Sitemap:` lines;
+//! - 4xx: no rules, everything allowed;
+//! - 5xx, timeout or network error: the whole origin is disallowed *for now*
+//!   and robots.txt is fetched again after [`RETRY_UNREACHABLE`].
+//!
+//! Bodies beyond [`MAX_ROBOTS_BYTES`] (500 KiB) are cut before parsing, as the
+//! RFC allows. An entry lives [`CACHE_TTL`] (24 h). Memory: one entry per origin
+//! (the parsed rule set, typically a few hundred bytes).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Largest robots.txt body parsed.
+pub const MAX_ROBOTS_BYTES: usize = 500 * 1024;
+/// How long a fetched robots.txt is trusted.
+pub const CACHE_TTL: Duration = Duration::from_secs(24 * 3600);
+/// When an unreachable robots.txt is tried again.
+pub const RETRY_UNREACHABLE: Duration = Duration::from_secs(60);
+/// Upper bound on an honoured `Crawl-delay`.
+pub const MAX_CRAWL_DELAY: Duration = Duration::from_secs(30);
+
+/// What robots.txt says about one origin.
+#[derive(Debug)]
+pub enum Robots {
+    /// Parsed rules.
+    Rules(Box<texting_robots::Robot>),
+    /// robots.txt absent (4xx) or ignored: everything allowed.
+    AllowAll,
+    /// robots.txt unreachable (5xx, timeout): nothing allowed until retried.
+    Unreachable,
+}
+
+impl Robots {
+    /// Interprets a robots.txt response (`status` 0 = network failure).
+    pub fn from_response(status: u16, body: &[u8], agent: &str) -> Robots {
+        match status {
+            200..=299 => {
+                let body = &body[..body.len().min(MAX_ROBOTS_BYTES)];
+                match texting_robots::Robot::new(agent, body) {
+                    Ok(r) => Robots::Rules(Box::new(r)),
+                    // An unparseable file carries no rules we can honour.
+                    Err(_) => Robots::AllowAll,
+                }
+            }
+            // 3xx that the fetcher does not follow counts as "unavailable", like 4xx.
+            300..=499 => Robots::AllowAll,
+            _ => Robots::Unreachable,
+        }
+    }
+
+    /// Whether `url` may be fetched.
+    pub fn allowed(&self, url: &str) -> bool {
+        match self {
+            Robots::Rules(r) => r.allowed(url),
+            Robots::AllowAll => true,
+            Robots::Unreachable => false,
+        }
+    }
+
+    /// The `Crawl-delay`, capped at [`MAX_CRAWL_DELAY`].
+    pub fn crawl_delay(&self) -> Option<Duration> {
+        match self {
+            Robots::Rules(r) => r
+                .delay
+                .filter(|d| d.is_finite() && *d >= 0.0)
+                .map(|d| Duration::from_secs_f32(d.min(MAX_CRAWL_DELAY.as_secs_f32()))),
+            _ => None,
+        }
+    }
+
+    /// `Sitemap:` URLs.
+    pub fn sitemaps(&self) -> &[String] {
+        match self {
+            Robots::Rules(r) => &r.sitemaps,
+            _ => &[],
+        }
+    }
+}
+
+struct Entry {
+    robots: Arc<Robots>,
+    expires: Instant,
+}
+
+/// Robots outcomes per origin (`scheme://host:port`), shared by all workers.
+#[derive(Default)]
+pub struct RobotsCache {
+    map: Mutex<HashMap<String, Entry>>,
+}
+
+impl RobotsCache {
+    /// The cached outcome for `origin`, if still fresh.
+    pub fn get(&self, origin: &str) -> Option<Arc<Robots>> {
+        let map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        let e = map.get(origin)?;
+        (e.expires > Instant::now()).then(|| e.robots.clone())
+    }
+
+    /// Stores an outcome; unreachable ones expire after `retry` so they are retried.
+    pub fn put(&self, origin: &str, robots: Robots, retry: Duration) -> Arc<Robots> {
+        let ttl = match robots {
+            Robots::Unreachable => retry,
+            _ => CACHE_TTL,
+        };
+        let robots = Arc::new(robots);
+        let entry = Entry {
+            robots: robots.clone(),
+            expires: Instant::now() + ttl,
+        };
+        let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        map.insert(origin.to_string(), entry);
+        robots
+    }
+
+    /// Number of origins cached.
+    pub fn len(&self) -> usize {
+        self.map.lock().unwrap_or_else(|p| p.into_inner()).len()
+    }
+
+    /// Whether no origin is cached.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const UA: &str = "mgz";
+
+    #[test]
+    fn status_classes() {
+        assert!(Robots::from_response(404, b"", UA).allowed("http://a/x"));
+        assert!(!Robots::from_response(500, b"", UA).allowed("http://a/x"));
+        assert!(!Robots::from_response(0, b"", UA).allowed("http://a/x"));
+        let r = Robots::from_response(200, b"User-agent: *\nDisallow: /private\n", UA);
+        assert!(r.allowed("http://a/x") && !r.allowed("http://a/private/1"));
+    }
+
+    #[test]
+    fn delay_is_capped_and_sitemaps_listed() {
+        let body = b"User-agent: *\nCrawl-delay: 3600\nSitemap: http://a/s.xml\n";
+        let r = Robots::from_response(200, body, UA);
+        assert_eq!(r.crawl_delay(), Some(MAX_CRAWL_DELAY));
+        assert_eq!(r.sitemaps(), ["http://a/s.xml".to_string()]);
+    }
+
+    #[test]
+    fn malformed_bodies_do_not_panic() {
+        let mut huge = b"User-agent: *\n".to_vec();
+        huge.extend(std::iter::repeat_n(b'a', 2 * MAX_ROBOTS_BYTES));
+        for body in [
+            &b"\xff\xfe\x00garbage\n\n::::"[..],
+            b"Disallow",
+            b"\0\0\0",
+            &huge,
+        ] {
+            let r = Robots::from_response(200, body, UA);
+            let _ = r.allowed("http://a/b");
+        }
+    }
+
+    #[test]
+    fn cache_expiry_for_unreachable_is_short() {
+        let c = RobotsCache::default();
+        c.put("http://a", Robots::Unreachable, RETRY_UNREACHABLE);
+        assert!(c.get("http://a").is_some());
+        assert!(c.get("http://b").is_none());
+    }
+}

@@ -1,0 +1,86 @@
+//! Getting robots.txt (once per origin, one fetch at a time per origin) and
+//! the sitemaps it announces.
+
+use std::sync::Arc;
+
+use crate::CrawlError;
+use crate::discover::discover;
+use crate::robots::Robots;
+use crate::run::Shared;
+use crate::sitemap::{self, Sitemap};
+
+/// Most sitemap files fetched per origin (index files included).
+pub const MAX_SITEMAPS_PER_ORIGIN: usize = 50;
+
+/// The robots.txt outcome for `url`'s origin, fetching it if needed. The
+/// first fetch of an origin at depth `depth` also reads its sitemaps.
+pub async fn robots_for(sh: &Shared, url: &url::Url, depth: u32) -> Arc<Robots> {
+    let origin = url.origin().ascii_serialization();
+    if let Some(r) = sh.robots.get(&origin) {
+        return r;
+    }
+    let lock = {
+        let mut m = sh.robots_locks.lock().unwrap_or_else(|p| p.into_inner());
+        m.entry(origin.clone()).or_default().clone()
+    };
+    let _guard = lock.lock().await;
+    if let Some(r) = sh.robots.get(&origin) {
+        return r;
+    }
+    let host = url.host_str().unwrap_or("");
+    let robots = match sh.polite_get(host, &format!("{origin}/robots.txt")).await {
+        Ok(resp) => Robots::from_response(resp.status, &resp.body, &sh.robots_agent),
+        // The page fetch will be refused and recorded by the same guard.
+        Err(CrawlError::Blocked { .. }) => Robots::AllowAll,
+        Err(_) => Robots::from_response(0, b"", &sh.robots_agent),
+    };
+    if let Some(d) = robots.crawl_delay() {
+        sh.gates.raise_delay(host, d);
+    }
+    let mut maps: Vec<String> = robots.sitemaps().to_vec();
+    if sh.cfg.sitemaps == crate::config::Sitemaps::RobotsAndGuess
+        && !matches!(robots, Robots::Unreachable)
+    {
+        maps.push(format!("{origin}/sitemap.xml"));
+    }
+    let robots = sh.robots.put(&origin, robots, sh.cfg.robots_retry);
+    if sh.cfg.sitemaps != crate::config::Sitemaps::Off
+        && depth < sh.cfg.max_depth
+        && !maps.is_empty()
+        && let Err(e) = read_sitemaps(sh, maps, depth + 1).await
+    {
+        tracing::warn!("sitemaps of {origin}: {e}");
+    }
+    robots
+}
+
+async fn read_sitemaps(sh: &Shared, mut todo: Vec<String>, depth: u32) -> Result<(), CrawlError> {
+    let mut done = std::collections::HashSet::new();
+    while let Some(map) = todo.pop() {
+        if done.len() >= MAX_SITEMAPS_PER_ORIGIN || !done.insert(map.clone()) {
+            continue;
+        }
+        let Ok(u) = url::Url::parse(&map) else {
+            continue;
+        };
+        let host = u.host_str().unwrap_or("");
+        if !sh.filter.host_in_scope(host) {
+            continue;
+        }
+        let resp = match sh.polite_get(host, &map).await {
+            Ok(r) if r.status == 200 => r,
+            _ => {
+                sh.counters.error("sitemap_fetch");
+                continue;
+            }
+        };
+        match sitemap::parse(&resp.body) {
+            Ok(Sitemap::Index(more)) => todo.extend(more),
+            Ok(Sitemap::Urls(urls)) => {
+                discover(sh, None, &urls, depth, Default::default()).await?;
+            }
+            Err(_) => sh.counters.error("sitemap_parse"),
+        }
+    }
+    Ok(())
+}

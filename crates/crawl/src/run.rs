@@ -1,0 +1,277 @@
+//! The crawl loop: open the frontier and the store, queue the seeds, then
+//! lease URLs and run one task per lease, at most `concurrency` at a time,
+//! in breadth-first waves (see [`crate::queue`]).
+//!
+//! Stop: when nothing is pending, `max_pages` responses were received, or
+//! the caller's stop flag is raised (Ctrl-C). In-flight fetches finish and
+//! are settled; then the frontier is flushed. Nothing else needs saving: the
+//! frontier and the store are durable at every acknowledgement.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use mgz_frontier::{Frontier, FrontierOptions, SeenFactory};
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+
+use crate::config::CrawlConfig;
+use crate::fetch::Fetcher;
+use crate::gate::Gates;
+use crate::queue::{Queue, now_s};
+use crate::robots::RobotsCache;
+use crate::stats::{Counters, Summary};
+use crate::store::Store;
+use crate::traps::Filter;
+use crate::warc::WarcWriter;
+use crate::{CrawlError, discover::discover, progress, worker};
+
+/// State shared by every task of one crawl.
+pub struct Shared {
+    /// Settings.
+    pub cfg: CrawlConfig,
+    /// Frontier and pending counts.
+    pub queue: Queue,
+    /// HTTP client.
+    pub fetcher: Fetcher,
+    /// robots.txt outcomes.
+    pub robots: RobotsCache,
+    /// One lock per origin so robots.txt is fetched once.
+    pub robots_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// robots.txt product token (user agent up to the first `/` or space).
+    pub robots_agent: String,
+    /// Per-host request spacing.
+    pub gates: Gates,
+    /// Scope, patterns, traps.
+    pub filter: Filter,
+    /// Page store.
+    pub store: Store,
+    /// Optional WARC output.
+    pub warc: Option<WarcWriter>,
+    /// Counters.
+    pub counters: Counters,
+}
+
+impl Shared {
+    /// GETs `url` on `host` inside its politeness gate.
+    pub async fn polite_get(
+        &self,
+        host: &str,
+        url: &str,
+    ) -> Result<crate::fetch::Fetched, CrawlError> {
+        self.gates.wait(host).await;
+        let result = self.fetcher.get(url).await;
+        self.gates.done(host);
+        result
+    }
+}
+
+/// Seen-set backends the crawler can ask the frontier for.
+pub fn seen_factory(name: &str) -> Result<SeenFactory, CrawlError> {
+    match name {
+        "hash" => Ok(Arc::new(|| Box::new(mgz_seen::hash::HashSeen::new()))),
+        other => Err(CrawlError::Config(format!(
+            "seen backend {other:?}: available: hash"
+        ))),
+    }
+}
+
+fn robots_token(user_agent: &str) -> String {
+    let token: String = user_agent
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+        .collect();
+    if token.is_empty() {
+        "*".into()
+    } else {
+        token.to_ascii_lowercase()
+    }
+}
+
+async fn open_shared(cfg: CrawlConfig) -> Result<Arc<Shared>, CrawlError> {
+    std::fs::create_dir_all(&cfg.state_dir)?;
+    // Process-crash durability (a write reaches the OS before it is
+    // acknowledged), the same guarantee as the SQLite store in WAL/NORMAL:
+    // SIGKILL loses nothing acknowledged; a power cut may lose the last
+    // moments. Per-fetch fsyncs would cap a host at a few pages a second
+    // on a busy disk.
+    let opts = FrontierOptions {
+        durability: mgz_frontier::Durability::OsBuffer,
+        seen: seen_factory(&cfg.seen_backend)?,
+        policy: cfg.policy.clone(),
+        ..FrontierOptions::default()
+    };
+    let dir = cfg.state_dir.join("frontier");
+    let frontier = tokio::task::spawn_blocking(move || Frontier::open(dir, opts))
+        .await
+        .map_err(|e| CrawlError::Frontier(e.to_string()))?
+        .map_err(|e| CrawlError::Frontier(e.to_string()))?;
+    let queue = Queue::open(Arc::new(frontier)).await?;
+    queue
+        .set_default_delay((cfg.delay.as_millis() / 1000) as u32)
+        .await?;
+    let seed_hosts: Vec<String> = cfg
+        .seeds
+        .iter()
+        .filter_map(|s| mgz_url::CanonicalUrl::parse(s, None, &cfg.policy).ok())
+        .map(|u| u.host().to_string())
+        .collect();
+    let filter = Filter::new(
+        cfg.scope,
+        &seed_hosts,
+        cfg.include.clone(),
+        cfg.exclude.clone(),
+        cfg.traps.clone(),
+    );
+    let warc = match &cfg.warc {
+        Some(p) => Some(WarcWriter::open(p, &cfg.fetch.user_agent)?),
+        None => None,
+    };
+    Ok(Arc::new(Shared {
+        fetcher: Fetcher::new(&cfg.fetch)?,
+        robots: RobotsCache::default(),
+        robots_locks: Mutex::new(HashMap::new()),
+        robots_agent: robots_token(&cfg.fetch.user_agent),
+        gates: Gates::new(cfg.delay),
+        filter,
+        store: Store::open(&cfg.db)?,
+        warc,
+        counters: Counters::default(),
+        queue,
+        cfg,
+    }))
+}
+
+/// Runs a crawl to completion (or until `stop` is raised) and returns the summary.
+pub async fn crawl(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Summary, CrawlError> {
+    let start = Instant::now();
+    let sh = open_shared(cfg).await?;
+    let seeds = sh.cfg.seeds.clone();
+    discover(&sh, None, &seeds, 0, Default::default()).await?;
+    // After the seeds, so the crawl exists. Whole seconds only: the gates
+    // space requests to the millisecond.
+    sh.queue
+        .set_default_delay((sh.cfg.delay.as_millis() / 1000) as u32)
+        .await?;
+    let done = Arc::new(AtomicBool::new(false));
+    let reporter = sh
+        .cfg
+        .progress
+        .then(|| tokio::spawn(progress::report(sh.clone(), start, done.clone())));
+    let result = dispatch(&sh, &stop).await;
+    done.store(true, Ordering::Relaxed);
+    if let Some(r) = reporter {
+        let _ = r.await;
+    }
+    sh.queue.flush().await?;
+    if let Some(w) = &sh.warc {
+        w.flush()?;
+    }
+    result?;
+    Ok(Summary::from_counters(
+        &sh.counters,
+        start,
+        &sh.cfg.seen_backend,
+        sh.queue.seen_bytes(),
+    ))
+}
+
+async fn dispatch(sh: &Arc<Shared>, stop: &AtomicBool) -> Result<(), CrawlError> {
+    let permits = Arc::new(Semaphore::new(sh.cfg.concurrency.max(1)));
+    let mut tasks: JoinSet<Result<(), CrawlError>> = JoinSet::new();
+    let mut first_error = None;
+    let mut idle_since: Option<Instant> = None;
+    loop {
+        while let Some(r) = tasks.try_join_next() {
+            note(r, &mut first_error);
+        }
+        let fetched = sh.counters.pages_fetched.load(Ordering::Relaxed);
+        let limit_hit = sh.cfg.max_pages > 0 && fetched + tasks.len() as u64 >= sh.cfg.max_pages;
+        if stop.load(Ordering::Relaxed) || first_error.is_some() || limit_hit {
+            break;
+        }
+        let Some(wave) = sh.queue.wave() else {
+            match tasks.join_next().await {
+                Some(r) => note(r, &mut first_error),
+                None => break,
+            }
+            continue;
+        };
+        let free = permits.available_permits();
+        if free == 0 {
+            if let Some(r) = tasks.join_next().await {
+                note(r, &mut first_error);
+            }
+            continue;
+        }
+        let leases = sh.queue.lease(free as u32, sh.cfg.per_host).await?;
+        if leases.is_empty() {
+            if tasks.is_empty() && idle_too_long(sh, &mut idle_since).await {
+                break;
+            }
+            wait_a_little(&mut tasks, &mut first_error).await;
+            continue;
+        }
+        idle_since = None;
+        for mut rec in leases {
+            rec.depth = sh.queue.effective_depth(&rec);
+            if sh.cfg.strict_depth && rec.depth > wave {
+                // Not this wave's turn: hand it back for a second.
+                let sh = sh.clone();
+                tasks.spawn(async move { sh.queue.reschedule(rec, now_s() + 1).await });
+                continue;
+            }
+            let permit = permits
+                .clone()
+                .acquire_owned()
+                .await
+                .map_err(|e| CrawlError::Config(e.to_string()))?;
+            let sh = sh.clone();
+            tasks.spawn(async move {
+                let _permit = permit;
+                worker::process(sh, rec).await
+            });
+        }
+    }
+    while let Some(r) = tasks.join_next().await {
+        note(r, &mut first_error);
+    }
+    first_error.map_or(Ok(()), Err)
+}
+
+fn note(r: Result<Result<(), CrawlError>, tokio::task::JoinError>, first: &mut Option<CrawlError>) {
+    let err = match r {
+        Ok(Ok(())) => return,
+        Ok(Err(e)) => e,
+        Err(e) => CrawlError::Config(format!("task failed: {e}")),
+    };
+    tracing::error!("{err}");
+    first.get_or_insert(err);
+}
+
+async fn wait_a_little(
+    tasks: &mut JoinSet<Result<(), CrawlError>>,
+    first: &mut Option<CrawlError>,
+) {
+    let nap = tokio::time::sleep(Duration::from_millis(5));
+    if tasks.is_empty() {
+        nap.await;
+        return;
+    }
+    tokio::select! {
+        r = tasks.join_next() => if let Some(r) = r { note(r, first) },
+        () = nap => {}
+    }
+}
+
+/// Pending counts say there is work but nothing was served for a while:
+/// trust the frontier's own count (it survives everything) to decide.
+async fn idle_too_long(sh: &Shared, idle_since: &mut Option<Instant>) -> bool {
+    let since = *idle_since.get_or_insert_with(Instant::now);
+    if since.elapsed() < Duration::from_secs(5) {
+        return false;
+    }
+    *idle_since = Some(Instant::now());
+    sh.queue.frontier_pending().await == 0
+}

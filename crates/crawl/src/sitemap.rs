@@ -1,0 +1,174 @@
+//! Sitemaps (sitemaps.org protocol) parsed with quick-xml: `<urlset>` gives
+//! page URLs, `<sitemapindex>` gives more sitemaps. Gzip is detected by its
+//! magic bytes and inflated with a cap, so a compressed bomb stops at
+//! [`MAX_SITEMAP_BYTES`] (50 MB, the protocol's limit). At most
+//! [`MAX_SITEMAP_URLS`] (50,000) `<loc>` entries are kept per file.
+
+use std::io::Read;
+
+use quick_xml::Reader;
+use quick_xml::events::Event;
+
+use crate::CrawlError;
+
+/// Largest (decompressed) sitemap accepted.
+pub const MAX_SITEMAP_BYTES: usize = 50 * 1024 * 1024;
+/// Most URLs taken from one sitemap.
+pub const MAX_SITEMAP_URLS: usize = 50_000;
+
+/// What one sitemap file lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Sitemap {
+    /// `<urlset>`: page URLs.
+    Urls(Vec<String>),
+    /// `<sitemapindex>`: further sitemap URLs.
+    Index(Vec<String>),
+}
+
+/// Parses a sitemap body (plain or gzip).
+pub fn parse(body: &[u8]) -> Result<Sitemap, CrawlError> {
+    let inflated;
+    let xml = if body.starts_with(&[0x1f, 0x8b]) {
+        inflated = gunzip_capped(body, MAX_SITEMAP_BYTES)?;
+        &inflated[..]
+    } else {
+        &body[..body.len().min(MAX_SITEMAP_BYTES)]
+    };
+    parse_xml(xml)
+}
+
+fn gunzip_capped(body: &[u8], cap: usize) -> Result<Vec<u8>, CrawlError> {
+    let mut out = Vec::new();
+    let decoder = flate2::read::MultiGzDecoder::new(body);
+    decoder
+        .take(cap as u64)
+        .read_to_end(&mut out)
+        .map_err(|e| CrawlError::Sitemap(format!("gzip: {e}")))?;
+    Ok(out)
+}
+
+fn parse_xml(xml: &[u8]) -> Result<Sitemap, CrawlError> {
+    let mut reader = Reader::from_reader(xml);
+    let mut buf = Vec::new();
+    let mut root: Option<bool> = None; // Some(true) = index
+    let mut in_loc = false;
+    let mut locs = Vec::new();
+    loop {
+        let ev = reader.read_event_into(&mut buf);
+        match ev.map_err(|e| CrawlError::Sitemap(e.to_string()))? {
+            Event::Start(e) => {
+                let name = e.local_name();
+                match (root, name.as_ref()) {
+                    (None, b"urlset") => root = Some(false),
+                    (None, b"sitemapindex") => root = Some(true),
+                    (None, _) => return Err(CrawlError::Sitemap("not a sitemap".into())),
+                    (Some(_), b"loc") => in_loc = true,
+                    _ => {}
+                }
+            }
+            Event::End(_) => in_loc = false,
+            Event::Text(t) if in_loc => {
+                let text = t
+                    .unescape()
+                    .map_err(|e| CrawlError::Sitemap(e.to_string()))?;
+                push_loc(&mut locs, text.trim());
+            }
+            Event::CData(t) if in_loc => {
+                push_loc(&mut locs, String::from_utf8_lossy(&t).trim());
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+        if locs.len() >= MAX_SITEMAP_URLS {
+            break;
+        }
+        buf.clear();
+    }
+    match root {
+        Some(true) => Ok(Sitemap::Index(locs)),
+        Some(false) => Ok(Sitemap::Urls(locs)),
+        None => Err(CrawlError::Sitemap("empty document".into())),
+    }
+}
+
+fn push_loc(locs: &mut Vec<String>, text: &str) {
+    if !text.is_empty() {
+        locs.push(text.to_string());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    const URLSET: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
+<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
+  <url><loc>http://a.sim/x?a=1&amp;b=2</loc><lastmod>2020-01-01</lastmod></url>
+  <url><loc> http://a.sim/y </loc></url>
+</urlset>"#;
+
+    #[test]
+    fn urlset_and_index() {
+        assert_eq!(
+            parse(URLSET.as_bytes()).unwrap(),
+            Sitemap::Urls(vec![
+                "http://a.sim/x?a=1&b=2".into(),
+                "http://a.sim/y".into()
+            ])
+        );
+        let idx = "<sitemapindex><sitemap><loc>http://a.sim/s1.xml</loc></sitemap></sitemapindex>";
+        assert_eq!(
+            parse(idx.as_bytes()).unwrap(),
+            Sitemap::Index(vec!["http://a.sim/s1.xml".into()])
+        );
+    }
+
+    #[test]
+    fn gzip_is_inflated() {
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        enc.write_all(URLSET.as_bytes()).unwrap();
+        let gz = enc.finish().unwrap();
+        assert!(matches!(parse(&gz).unwrap(), Sitemap::Urls(v) if v.len() == 2));
+    }
+
+    #[test]
+    fn url_cap() {
+        let mut s = String::from("<urlset>");
+        for i in 0..MAX_SITEMAP_URLS + 10 {
+            s.push_str(&format!("<url><loc>http://a.sim/{i}</loc></url>"));
+        }
+        s.push_str("</urlset>");
+        assert!(
+            matches!(parse(s.as_bytes()).unwrap(), Sitemap::Urls(v) if v.len() == MAX_SITEMAP_URLS)
+        );
+    }
+
+    #[test]
+    fn malformed() {
+        for bad in [
+            &b""[..],
+            b"<html><body>hi</body></html>",
+            b"\x1f\x8b\x08garbage",
+            b"<urlset><url><loc>&bogus;</loc>",
+        ] {
+            let _ = parse(bad); // must not panic
+        }
+        assert!(parse(b"<html/>").is_err());
+        assert!(parse(b"\x1f\x8b\x08garbage").is_err());
+    }
+
+    #[test]
+    fn gzip_bomb_is_capped() {
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        enc.write_all(b"<urlset>").unwrap();
+        let zeros = vec![b' '; 1 << 20];
+        for _ in 0..60 {
+            enc.write_all(&zeros).unwrap();
+        }
+        let gz = enc.finish().unwrap();
+        assert!(gz.len() < 200_000);
+        let inflated = gunzip_capped(&gz, 1 << 20).unwrap();
+        assert_eq!(inflated.len(), 1 << 20);
+    }
+}

@@ -1,0 +1,175 @@
+//! Crawl counters (atomics, shared by all workers) and the final summary.
+
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Instant;
+
+/// Live counters.
+#[derive(Default)]
+pub struct Counters {
+    /// Page responses received (robots.txt and sitemaps not included).
+    pub pages_fetched: AtomicU64,
+    /// 2xx pages stored.
+    pub pages_stored: AtomicU64,
+    /// Body bytes received.
+    pub bytes: AtomicU64,
+    /// Discovered URLs already known.
+    pub duplicates_skipped: AtomicU64,
+    /// URLs not fetched because robots.txt disallows them.
+    pub robots_excluded: AtomicU64,
+    /// URLs cut by trap limits.
+    pub traps_cut: AtomicU64,
+    /// URLs queued as new.
+    pub queued: AtomicU64,
+    errors: Mutex<BTreeMap<String, u64>>,
+}
+
+impl Counters {
+    /// Adds one to `counter`.
+    pub fn bump(counter: &AtomicU64) {
+        counter.fetch_add(1, Relaxed);
+    }
+
+    /// Counts one error of `kind`.
+    pub fn error(&self, kind: &str) {
+        let mut e = self.errors.lock().unwrap_or_else(|p| p.into_inner());
+        *e.entry(kind.to_string()).or_default() += 1;
+    }
+
+    /// Errors by kind.
+    pub fn errors(&self) -> BTreeMap<String, u64> {
+        self.errors
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// Total errors.
+    pub fn error_total(&self) -> u64 {
+        self.errors
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+            .sum()
+    }
+}
+
+/// Peak resident set size of this process (`VmHWM`), bytes.
+pub fn peak_rss_bytes() -> u64 {
+    proc_status_kb("VmHWM:") * 1024
+}
+
+/// Current resident set size (`VmRSS`), bytes.
+pub fn rss_bytes() -> u64 {
+    proc_status_kb("VmRSS:") * 1024
+}
+
+fn proc_status_kb(field: &str) -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| {
+                    l.strip_prefix(field)
+                        .map(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+                })
+                .flatten()
+        })
+        .unwrap_or(0)
+}
+
+/// The final summary; serialises to the `--json` object.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, PartialEq)]
+pub struct Summary {
+    /// Page responses received.
+    pub pages_fetched: u64,
+    /// 2xx pages stored.
+    pub pages_stored: u64,
+    /// Body bytes received.
+    pub bytes: u64,
+    /// Discovered URLs already known.
+    pub duplicates_skipped: u64,
+    /// URLs robots.txt excluded.
+    pub robots_excluded: u64,
+    /// URLs cut as traps.
+    pub traps_cut: u64,
+    /// Errors by kind.
+    pub errors: BTreeMap<String, u64>,
+    /// Wall time, seconds.
+    pub elapsed_s: f64,
+    /// `pages_fetched / elapsed_s`.
+    pub pages_per_s: f64,
+    /// Peak RSS of the process, bytes.
+    pub peak_rss_bytes: u64,
+    /// Seen-set backend of the frontier.
+    pub seen_backend: String,
+    /// Heap bytes of the seen set.
+    pub seen_bytes: u64,
+}
+
+impl Summary {
+    /// Snapshot of `c` since `start`.
+    pub fn from_counters(
+        c: &Counters,
+        start: Instant,
+        seen_backend: &str,
+        seen_bytes: u64,
+    ) -> Summary {
+        let elapsed_s = start.elapsed().as_secs_f64();
+        let fetched = c.pages_fetched.load(Relaxed);
+        Summary {
+            pages_fetched: fetched,
+            pages_stored: c.pages_stored.load(Relaxed),
+            bytes: c.bytes.load(Relaxed),
+            duplicates_skipped: c.duplicates_skipped.load(Relaxed),
+            robots_excluded: c.robots_excluded.load(Relaxed),
+            traps_cut: c.traps_cut.load(Relaxed),
+            errors: c.errors(),
+            elapsed_s,
+            pages_per_s: if elapsed_s > 0.0 {
+                fetched as f64 / elapsed_s
+            } else {
+                0.0
+            },
+            peak_rss_bytes: peak_rss_bytes(),
+            seen_backend: seen_backend.to_string(),
+            seen_bytes,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_has_exactly_the_issue_keys() {
+        let c = Counters::default();
+        c.error("timeout");
+        c.error("timeout");
+        let s = Summary::from_counters(&c, Instant::now(), "hash", 0);
+        let v = serde_json::to_value(&s).unwrap();
+        let mut keys: Vec<_> = v.as_object().unwrap().keys().cloned().collect();
+        keys.sort();
+        assert_eq!(
+            keys,
+            [
+                "bytes",
+                "duplicates_skipped",
+                "elapsed_s",
+                "errors",
+                "pages_fetched",
+                "pages_per_s",
+                "pages_stored",
+                "peak_rss_bytes",
+                "robots_excluded",
+                "seen_backend",
+                "seen_bytes",
+                "traps_cut"
+            ]
+        );
+        assert_eq!(v["errors"]["timeout"], 2);
+        assert!(peak_rss_bytes() > 0);
+    }
+}

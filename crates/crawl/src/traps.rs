@@ -1,0 +1,246 @@
+//! Crawler-trap limits and crawl scope, applied to every discovered URL before
+//! it reaches the frontier.
+//!
+//! Traps: canonical URL longer than `max_url_len`; a path segment occurring
+//! `max_segment_repeats` (3) or more times; more than `max_path_depth` path
+//! segments; more than `host_budget` URLs admitted for one host (counted in a
+//! map host → count, ~40 bytes per host). Each cut is counted by kind.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use regex::Regex;
+
+/// Which hosts a crawl may leave its seeds for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Only the seeds' hosts.
+    Host,
+    /// The seeds' registrable domains (and their subdomains).
+    Domain,
+    /// Anywhere.
+    Any,
+}
+
+impl std::str::FromStr for Scope {
+    type Err = crate::CrawlError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "host" => Ok(Scope::Host),
+            "domain" => Ok(Scope::Domain),
+            "any" => Ok(Scope::Any),
+            _ => Err(crate::CrawlError::Config(format!(
+                "scope {s:?}: expected host|domain|any"
+            ))),
+        }
+    }
+}
+
+/// The registrable domain of `host` (public suffix + 1 label), or the host itself.
+pub fn registrable_domain(host: &str) -> &str {
+    psl::domain_str(host).unwrap_or(host)
+}
+
+/// Trap limits.
+#[derive(Debug, Clone)]
+pub struct TrapLimits {
+    /// Longest canonical URL, bytes.
+    pub max_url_len: usize,
+    /// A segment occurring this many times marks a trap.
+    pub max_segment_repeats: usize,
+    /// Most path segments.
+    pub max_path_depth: usize,
+    /// Most URLs admitted per host.
+    pub host_budget: u64,
+}
+
+impl Default for TrapLimits {
+    fn default() -> Self {
+        TrapLimits {
+            max_url_len: 2048,
+            max_segment_repeats: 3,
+            max_path_depth: 32,
+            host_budget: 100_000,
+        }
+    }
+}
+
+/// Why a URL was cut as a trap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrapKind {
+    /// URL over the length cap.
+    Length,
+    /// A path segment repeated.
+    RepeatedSegment,
+    /// Too many path segments.
+    PathDepth,
+    /// Host budget used up.
+    HostBudget,
+}
+
+/// Checks path-shape traps of a canonical URL (`path` without query).
+pub fn shape_trap(url: &str, path: &str, lim: &TrapLimits) -> Option<TrapKind> {
+    if url.len() > lim.max_url_len {
+        return Some(TrapKind::Length);
+    }
+    let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    if segs.len() > lim.max_path_depth {
+        return Some(TrapKind::PathDepth);
+    }
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    for s in &segs {
+        let c = counts.entry(s).or_default();
+        *c += 1;
+        if *c >= lim.max_segment_repeats {
+            return Some(TrapKind::RepeatedSegment);
+        }
+    }
+    None
+}
+
+/// Scope, include/exclude patterns and per-host budgets.
+pub struct Filter {
+    scope: Scope,
+    seed_hosts: Vec<String>,
+    seed_domains: Vec<String>,
+    include: Option<Regex>,
+    exclude: Option<Regex>,
+    limits: TrapLimits,
+    admitted: Mutex<HashMap<String, u64>>,
+}
+
+/// Why a discovered URL is not queued.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Queue it.
+    Admit,
+    /// Outside scope or patterns.
+    OutOfScope,
+    /// Cut as a trap.
+    Trap(TrapKind),
+}
+
+impl Filter {
+    /// A filter for the given seed hosts.
+    pub fn new(
+        scope: Scope,
+        seed_hosts: &[String],
+        include: Option<Regex>,
+        exclude: Option<Regex>,
+        limits: TrapLimits,
+    ) -> Filter {
+        let seed_domains = seed_hosts
+            .iter()
+            .map(|h| registrable_domain(h).to_string())
+            .collect();
+        Filter {
+            scope,
+            seed_hosts: seed_hosts.to_vec(),
+            seed_domains,
+            include,
+            exclude,
+            limits,
+            admitted: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Whether `host` is in scope.
+    pub fn host_in_scope(&self, host: &str) -> bool {
+        match self.scope {
+            Scope::Any => true,
+            Scope::Host => self.seed_hosts.iter().any(|h| h == host),
+            Scope::Domain => self
+                .seed_domains
+                .iter()
+                .any(|d| d == registrable_domain(host)),
+        }
+    }
+
+    /// Judges a canonical URL (scope, patterns, shape traps); does not count budgets.
+    pub fn judge(&self, url: &url::Url) -> Verdict {
+        let host = url.host_str().unwrap_or("");
+        let pattern_ok = self
+            .include
+            .as_ref()
+            .is_none_or(|r| r.is_match(url.as_str()))
+            && !self
+                .exclude
+                .as_ref()
+                .is_some_and(|r| r.is_match(url.as_str()));
+        if !self.host_in_scope(host) || !pattern_ok {
+            return Verdict::OutOfScope;
+        }
+        match shape_trap(url.as_str(), url.path(), &self.limits) {
+            Some(t) => Verdict::Trap(t),
+            None => Verdict::Admit,
+        }
+    }
+
+    /// Whether `host` may still get new URLs.
+    pub fn has_budget(&self, host: &str) -> bool {
+        let m = self.admitted.lock().unwrap_or_else(|p| p.into_inner());
+        m.get(host).is_none_or(|&n| n < self.limits.host_budget)
+    }
+
+    /// Charges one new URL to `host`'s budget.
+    pub fn charge(&self, host: &str) {
+        let mut m = self.admitted.lock().unwrap_or_else(|p| p.into_inner());
+        *m.entry(host.to_string()).or_default() += 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes() {
+        let l = TrapLimits::default();
+        assert_eq!(shape_trap("http://a/x/y", "/x/y", &l), None);
+        assert_eq!(
+            shape_trap("http://a/x/a/x/b/x", "/x/a/x/b/x", &l),
+            Some(TrapKind::RepeatedSegment)
+        );
+        assert_eq!(shape_trap("http://a/x/x", "/x/x", &l), None);
+
+        let deep: String = (0..40).map(|i| format!("/s{i}")).collect::<String>();
+        assert_eq!(shape_trap("http://a", &deep, &l), Some(TrapKind::PathDepth));
+        let long = format!("http://a/{}", "x".repeat(3000));
+        assert_eq!(shape_trap(&long, "/x", &l), Some(TrapKind::Length));
+    }
+
+    #[test]
+    fn scopes_and_budget() {
+        let seeds = vec!["www.site-1.sim".to_string()];
+        let lim = TrapLimits {
+            host_budget: 2,
+            ..TrapLimits::default()
+        };
+        let f = Filter::new(
+            Scope::Host,
+            &seeds,
+            None,
+            Regex::new("/private").ok(),
+            lim.clone(),
+        );
+        let u = |s: &str| url::Url::parse(s).unwrap();
+        assert_eq!(f.judge(&u("http://www.site-1.sim/a")), Verdict::Admit);
+        assert_eq!(f.judge(&u("http://blog.site-1.sim/a")), Verdict::OutOfScope);
+        assert_eq!(
+            f.judge(&u("http://www.site-1.sim/private/a")),
+            Verdict::OutOfScope
+        );
+        assert!(f.has_budget("h"));
+        f.charge("h");
+        f.charge("h");
+        assert!(!f.has_budget("h") && f.has_budget("g"));
+        let f = Filter::new(
+            Scope::Domain,
+            &["www.example.co.uk".into()],
+            None,
+            None,
+            lim,
+        );
+        assert!(f.host_in_scope("blog.example.co.uk") && !f.host_in_scope("other.co.uk"));
+    }
+}

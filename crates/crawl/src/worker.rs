@@ -1,0 +1,287 @@
+//! One lease, start to finish: robots.txt, politeness gate, fetch, then by
+//! status — page (extract, discover links, store), redirect (send the target
+//! back through discovery), 429/503 (block the host's queue), 5xx and network
+//! errors (retry with back-off, at most 3 times), others recorded.
+//!
+//! Order of effects for a page, so SIGKILL at any point loses nothing
+//! acknowledged: links are put (durable) → the row is stored (committed) →
+//! the URL is completed in the frontier. A URL served again after a kill is
+//! found in the store and completed without a fetch.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mgz_frontier::{Metadata, UrlRecord};
+use mgz_url::CanonicalUrl;
+use sha2::{Digest, Sha256};
+
+use crate::discover::discover;
+use crate::fetch::{Fetched, retry_after};
+use crate::queue::is_retrying;
+use crate::robots::Robots;
+use crate::run::Shared;
+use crate::stats::Counters;
+use crate::store::PageRow;
+use crate::{CrawlError, extract, terms};
+
+/// Retries for network errors and 5xx.
+pub const MAX_RETRIES: u32 = 3;
+/// Retries of a 429/503 before the URL is recorded as failed.
+pub const MAX_THROTTLED: u32 = 3;
+/// Longest redirect chain followed.
+pub const MAX_HOPS: usize = 5;
+
+/// What to do with the lease afterwards.
+pub enum Next {
+    /// Done with this URL for good.
+    Complete,
+    /// Serve it again at this time (seconds since the epoch).
+    Retry(u64),
+}
+
+fn meta_num(m: &Metadata, key: &str) -> u32 {
+    m.get(key)
+        .and_then(|v| v.first())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0)
+}
+
+fn bump_meta(m: &mut Metadata, key: &str) -> u32 {
+    let n = meta_num(m, key);
+    m.insert(key.to_string(), vec![(n + 1).to_string()]);
+    n
+}
+
+fn later(d: Duration) -> u64 {
+    crate::queue::now_s() + d.as_secs_f64().ceil().max(1.0) as u64
+}
+
+fn now_rfc3339() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+fn base_row(rec: &UrlRecord, status: u16) -> PageRow {
+    PageRow {
+        url: rec.url.clone(),
+        final_url: rec.url.clone(),
+        status,
+        depth: rec.depth,
+        fetched_at: now_rfc3339(),
+        ..PageRow::default()
+    }
+}
+
+/// Handles one lease and settles it in the frontier.
+pub async fn process(sh: Arc<Shared>, mut rec: UrlRecord) -> Result<(), CrawlError> {
+    let was_retrying = is_retrying(&rec.metadata);
+    match handle(&sh, &mut rec).await? {
+        Next::Complete => sh.queue.complete(rec, was_retrying).await,
+        Next::Retry(at) => {
+            if !was_retrying && is_retrying(&rec.metadata) {
+                sh.queue.set_retrying(rec.depth, true);
+            }
+            sh.queue.reschedule(rec, at).await
+        }
+    }
+}
+
+async fn handle(sh: &Shared, rec: &mut UrlRecord) -> Result<Next, CrawlError> {
+    // Only a resumed crawl can be served a URL it already stored.
+    if sh.store.rows_at_open() > 0 && sh.store.contains(&rec.url).await {
+        Counters::bump(&sh.counters.duplicates_skipped);
+        return Ok(Next::Complete);
+    }
+    let Ok(url) = url::Url::parse(&rec.url) else {
+        sh.counters.error("bad_url");
+        return Ok(Next::Complete);
+    };
+    let host = url.host_str().unwrap_or("").to_string();
+    if !sh.cfg.ignore_robots {
+        let robots = crate::robots_fetch::robots_for(sh, &url, rec.depth).await;
+        if !robots.allowed(url.as_str()) {
+            return Ok(robots_refused(sh, rec, &robots));
+        }
+    }
+    match sh.polite_get(&host, url.as_str()).await {
+        Err(e) => on_error(sh, rec, e).await,
+        Ok(resp) => on_response(sh, rec, resp).await,
+    }
+}
+
+fn robots_refused(sh: &Shared, rec: &mut UrlRecord, robots: &Robots) -> Next {
+    if matches!(robots, Robots::Unreachable) {
+        if meta_num(&rec.metadata, "robots_tries") < sh.cfg.robots_retries {
+            bump_meta(&mut rec.metadata, "robots_tries");
+            return Next::Retry(later(sh.cfg.robots_retry));
+        }
+        sh.counters.error("robots_unreachable");
+    }
+    Counters::bump(&sh.counters.robots_excluded);
+    Next::Complete
+}
+
+fn backoff(sh: &Shared, tries: u32) -> Duration {
+    sh.cfg.backoff * 2u32.saturating_pow(tries.min(10))
+}
+
+async fn on_error(sh: &Shared, rec: &mut UrlRecord, e: CrawlError) -> Result<Next, CrawlError> {
+    let retryable = !matches!(e, CrawlError::Blocked { .. });
+    if retryable && meta_num(&rec.metadata, "tries") < MAX_RETRIES {
+        let tries = bump_meta(&mut rec.metadata, "tries");
+        return Ok(Next::Retry(later(backoff(sh, tries))));
+    }
+    sh.counters.error(e.kind());
+    let mut row = base_row(rec, 0);
+    row.error = Some(e.to_string());
+    sh.store.store(row).await?;
+    Ok(Next::Complete)
+}
+
+async fn on_response(sh: &Shared, rec: &mut UrlRecord, resp: Fetched) -> Result<Next, CrawlError> {
+    Counters::bump(&sh.counters.pages_fetched);
+    sh.counters
+        .bytes
+        .fetch_add(resp.body.len() as u64, std::sync::atomic::Ordering::Relaxed);
+    if let Some(w) = &sh.warc
+        && let Err(e) = w.write_exchange(&rec.url, sh.fetcher.user_agent(), &resp)
+    {
+        tracing::warn!("warc: {e}");
+    }
+    match resp.status {
+        429 | 503 => throttled(sh, rec, &resp).await,
+        500..=599 if meta_num(&rec.metadata, "tries") < MAX_RETRIES => {
+            let tries = bump_meta(&mut rec.metadata, "tries");
+            Ok(Next::Retry(later(backoff(sh, tries))))
+        }
+        300..=399 if resp.header("location").is_some() => redirect(sh, rec, &resp).await,
+        200..=299 => page(sh, rec, resp).await,
+        status => {
+            sh.counters.error(&format!("http_{}xx", status / 100));
+            record(sh, rec, &resp, None).await
+        }
+    }
+}
+
+async fn record(
+    sh: &Shared,
+    rec: &UrlRecord,
+    resp: &Fetched,
+    error: Option<String>,
+) -> Result<Next, CrawlError> {
+    let mut row = base_row(rec, resp.status);
+    row.content_type = resp.header("content-type").map(str::to_string);
+    row.bytes = resp.body.len() as u64;
+    row.error = error;
+    sh.store.store(row).await?;
+    Ok(Next::Complete)
+}
+
+async fn throttled(sh: &Shared, rec: &mut UrlRecord, resp: &Fetched) -> Result<Next, CrawlError> {
+    let tries = bump_meta(&mut rec.metadata, "throttled");
+    let wait = resp
+        .header("retry-after")
+        .and_then(|v| retry_after(v, chrono::Utc::now()))
+        .unwrap_or_else(|| backoff(sh, tries));
+    let until = later(wait);
+    sh.queue.block(rec.key.clone(), until).await?;
+    if tries < MAX_THROTTLED {
+        return Ok(Next::Retry(until));
+    }
+    sh.counters.error(&format!("http_{}", resp.status));
+    record(sh, rec, resp, Some("throttled".into())).await
+}
+
+async fn redirect(sh: &Shared, rec: &UrlRecord, resp: &Fetched) -> Result<Next, CrawlError> {
+    let location = resp.header("location").unwrap_or_default();
+    let base = CanonicalUrl::parse(&rec.url, None, &sh.cfg.policy).ok();
+    let Some(target) =
+        base.and_then(|b| CanonicalUrl::parse(location, Some(&b), &sh.cfg.policy).ok())
+    else {
+        sh.counters.error("redirect_invalid");
+        return record(sh, rec, resp, Some(format!("bad Location {location:?}"))).await;
+    };
+    let mut chain = rec.metadata.get("chain").cloned().unwrap_or_default();
+    let mut row = base_row(rec, resp.status);
+    row.final_url = target.as_str().to_string();
+    if target.as_str() == rec.url || chain.iter().any(|c| c == target.as_str()) {
+        sh.counters.error("redirect_loop");
+        row.error = Some("redirect loop".into());
+    } else if chain.len() + 1 > MAX_HOPS {
+        sh.counters.error("redirect_hops");
+        row.error = Some("too many redirects".into());
+    } else {
+        chain.push(rec.url.clone());
+        let meta = Metadata::from([("chain".to_string(), chain)]);
+        let target = target.as_str().to_string();
+        for known in discover(sh, None, &[target], rec.depth, meta).await? {
+            sh.queue.lower(known, rec.depth).await?;
+        }
+    }
+    sh.store.store(row).await?;
+    Ok(Next::Complete)
+}
+
+fn is_html(content_type: Option<&str>, body: &[u8]) -> bool {
+    match content_type {
+        Some(ct) => {
+            let ct = ct.to_ascii_lowercase();
+            ct.starts_with("text/html") || ct.starts_with("application/xhtml")
+        }
+        None => body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'<'),
+    }
+}
+
+async fn page(sh: &Shared, rec: &UrlRecord, resp: Fetched) -> Result<Next, CrawlError> {
+    let ct = resp.header("content-type").map(str::to_string);
+    let mut row = base_row(rec, resp.status);
+    row.content_type = ct.clone();
+    row.bytes = resp.body.len() as u64;
+    row.content_hash = Some(format!("{:x}", Sha256::digest(&resp.body)));
+    row.error = resp.truncated.then(|| "truncated".to_string());
+    if is_html(ct.as_deref(), &resp.body) {
+        let xrobots = resp
+            .header("x-robots-tag")
+            .map(extract::robots_directives)
+            .unwrap_or_default();
+        let body = resp.body;
+        let ex = tokio::task::spawn_blocking(move || extract::extract(&body, ct.as_deref()))
+            .await
+            .map_err(|e| CrawlError::Config(e.to_string()))?;
+        let (noindex, nofollow) = (ex.noindex || xrobots.0, ex.nofollow || xrobots.1);
+        if !nofollow && rec.depth < sh.cfg.max_depth {
+            let page_url = CanonicalUrl::parse(&rec.url, None, &sh.cfg.policy).ok();
+            let base = ex
+                .base
+                .as_deref()
+                .and_then(|b| CanonicalUrl::parse(b, page_url.as_ref(), &sh.cfg.policy).ok());
+            let base = base.or(page_url);
+            discover(sh, base.as_ref(), &ex.links, rec.depth + 1, Metadata::new()).await?;
+        }
+        fill_keywords(&mut row, &ex, noindex);
+    }
+    sh.store.store(row).await?;
+    Counters::bump(&sh.counters.pages_stored);
+    Ok(Next::Complete)
+}
+
+fn fill_keywords(row: &mut PageRow, ex: &extract::Extracted, noindex: bool) {
+    let mut kw: Vec<String> = ex
+        .keywords
+        .split(',')
+        .map(|k| k.trim().to_string())
+        .filter(|k| !k.is_empty())
+        .collect();
+    kw.extend(terms::top_terms(&ex.text, 10));
+    row.title = Some(ex.title.clone());
+    row.description = Some(ex.description.clone());
+    row.keywords = Some(kw.join(", "));
+    if noindex {
+        row.error = Some(
+            row.error
+                .take()
+                .map_or("noindex".into(), |e| format!("{e}; noindex")),
+        );
+    } else {
+        row.text = Some(ex.text.clone());
+    }
+}

@@ -1,0 +1,96 @@
+//! Helpers shared by the crawler's integration tests.
+#![allow(dead_code)]
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use mgz_crawl::net::ResolveRule;
+use mgz_crawl::traps::Scope;
+use mgz_crawl::{CrawlConfig, Sitemaps, Summary};
+use mgz_sim::{SimConfig, SimServer};
+
+/// A small sim with fast slow-features, served on a free loopback port.
+pub async fn small_sim(seed: u64, hosts: u32, pages: u32) -> (SimConfig, SimServer) {
+    let mut cfg = SimConfig::small(seed, hosts, pages);
+    cfg.crawl_delay_secs = 0.05;
+    cfg.retry_after_secs = 1;
+    let server = mgz_sim::start(cfg.clone(), "127.0.0.1:0".parse().unwrap(), None)
+        .await
+        .unwrap();
+    (cfg, server)
+}
+
+/// A crawl configuration against `server`, state under `dir`.
+pub fn crawl_config(
+    sim: &SimConfig,
+    server: &SimServer,
+    dir: &Path,
+    max_depth: u32,
+) -> CrawlConfig {
+    let mut c = CrawlConfig {
+        seeds: mgz_sim::seeds(sim),
+        state_dir: dir.join("state"),
+        db: dir.join("pages.db"),
+        max_depth,
+        scope: Scope::Any,
+        concurrency: 32,
+        per_host: 2,
+        delay: Duration::from_millis(0),
+        sitemaps: Sitemaps::Off,
+        robots_retry: Duration::from_secs(60),
+        robots_retries: 0,
+        backoff: Duration::from_millis(200),
+        progress: false,
+        ..CrawlConfig::default()
+    };
+    c.fetch.resolve = vec![ResolveRule::parse(&server.resolve_spec()).unwrap()];
+    c.fetch.allow_private = true;
+    c.fetch.read_timeout = Duration::from_secs(5);
+    c.fetch.total_timeout = Duration::from_secs(10);
+    c
+}
+
+/// Runs a crawl to completion.
+pub async fn run(cfg: CrawlConfig) -> Summary {
+    mgz_crawl::crawl(cfg, Arc::new(AtomicBool::new(false)))
+        .await
+        .unwrap()
+}
+
+/// Canonical URLs of stored HTML pages with status 200.
+pub fn stored_pages(db: &Path) -> BTreeSet<String> {
+    mgz_crawl::store::stored_urls(db)
+        .unwrap()
+        .into_iter()
+        .filter(|(_, status, ct)| {
+            *status == 200 && ct.as_deref().is_some_and(|c| c.starts_with("text/html"))
+        })
+        .map(|(u, _, _)| u)
+        .collect()
+}
+
+/// Prints the differences between two sets (for failing assertions), with
+/// what the database holds for the missing URLs.
+pub fn diff_db(db: &Path, stored: &BTreeSet<String>, truth: &BTreeSet<String>) -> String {
+    let rows = mgz_crawl::store::stored_urls(db).unwrap();
+    let notes: Vec<_> = truth
+        .difference(stored)
+        .take(10)
+        .map(|u| (u, rows.iter().find(|r| &r.0 == u).cloned()))
+        .collect();
+    format!("{}; rows of missing: {notes:?}", diff(stored, truth))
+}
+
+/// Prints the differences between two sets (for failing assertions).
+pub fn diff(stored: &BTreeSet<String>, truth: &BTreeSet<String>) -> String {
+    let missing: Vec<_> = truth.difference(stored).take(10).collect();
+    let extra: Vec<_> = stored.difference(truth).take(10).collect();
+    format!(
+        "missing {} (e.g. {missing:?}), extra {} (e.g. {extra:?})",
+        truth.difference(stored).count(),
+        stored.difference(truth).count()
+    )
+}

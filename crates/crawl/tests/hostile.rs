@@ -1,0 +1,159 @@
+//! Hostile pages: a gzip bomb that inflates to 1 GiB (generated on the fly),
+//! a huge attribute, malformed HTML and bogus charsets. The crawl must not
+//! panic, must cut the bomb at the body cap, and must stay small in memory.
+
+mod common;
+
+use std::sync::Arc;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
+
+/// LSB-first bit writer for a raw DEFLATE stream.
+#[derive(Default)]
+struct Bits {
+    out: Vec<u8>,
+    acc: u64,
+    n: u32,
+}
+
+impl Bits {
+    fn put(&mut self, value: u64, bits: u32) {
+        self.acc |= value << self.n;
+        self.n += bits;
+        while self.n >= 8 {
+            self.out.push(self.acc as u8);
+            self.acc >>= 8;
+            self.n -= 8;
+        }
+    }
+    /// Huffman codes go most significant bit first.
+    fn code(&mut self, code: u64, bits: u32) {
+        let rev = (0..bits).fold(0, |r, i| r | (((code >> i) & 1) << (bits - 1 - i)));
+        self.put(rev, bits);
+    }
+    fn finish(mut self) -> Vec<u8> {
+        if self.n > 0 {
+            self.out.push(self.acc as u8);
+        }
+        self.out
+    }
+}
+
+/// A gzip member whose one fixed-Huffman block inflates to `size` zero
+/// bytes: a literal 0, then (length 258, distance 1) copies, 13 bits each.
+/// The trailer's CRC is left zero: a reader that honours its cap never gets there.
+fn gzip_bomb(size: u64) -> Vec<u8> {
+    let mut b = Bits::default();
+    b.put(1, 1); // BFINAL
+    b.put(1, 2); // fixed Huffman
+    b.code(0x30, 8); // literal 0
+    for _ in 0..(size - 1) / 258 {
+        b.code(0b1100_0101, 8); // length code 285 = 258
+        b.code(0, 5); // distance code 0 = 1
+    }
+    b.code(0, 7); // end of block
+    let mut gz = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
+    gz.extend(b.finish());
+    gz.extend([0, 0, 0, 0]);
+    gz.extend((size as u32).to_le_bytes());
+    gz
+}
+
+fn page(path: &str, bomb: &Arc<Vec<u8>>) -> (String, Vec<u8>) {
+    let html = |body: String| ("text/html".to_string(), body.into_bytes());
+    match path {
+        "/" => html(
+            "<a href=/bomb>b</a><a href=/attr>a</a><a href=/charset>c</a><a href=/junk>j</a>"
+                .into(),
+        ),
+        "/bomb" => ("text/html\r\nContent-Encoding: gzip".into(), bomb.to_vec()),
+        "/attr" => html(format!(
+            "<a href=\"{}\">x</a><a title='{}' href=/ok>y</a>",
+            "a".repeat(4 << 20),
+            "t".repeat(4 << 20)
+        )),
+        "/charset" => (
+            "text/html; charset=x-no-such-charset".into(),
+            b"<title>\xff\xfe\x80 caf\xe9</title><meta charset=\"utf-16\">\xc3\x28".to_vec(),
+        ),
+        "/junk" => html("<<a href=/ok <div </p></html><a href='/ok2>unterminated".repeat(2000)),
+        _ => html("<title>ok</title>fine".into()),
+    }
+}
+
+async fn serve(listener: TcpListener, bomb: Arc<Vec<u8>>) {
+    loop {
+        let Ok((mut sock, _)) = listener.accept().await else {
+            return;
+        };
+        let bomb = bomb.clone();
+        tokio::spawn(async move {
+            let mut buf = vec![0u8; 8192];
+            let Ok(n) = sock.read(&mut buf).await else {
+                return;
+            };
+            let head = String::from_utf8_lossy(&buf[..n]).to_string();
+            let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
+            let status = if path == "/robots.txt" {
+                "404 Not Found"
+            } else {
+                "200 OK"
+            };
+            let (ct, body) = page(&path, &bomb);
+            let head = format!(
+                "HTTP/1.1 {status}\r\nContent-Type: {ct}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = sock.write_all(head.as_bytes()).await;
+            let _ = sock.write_all(&body).await;
+        });
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_pages_do_not_panic_or_exhaust_memory() {
+    let bomb = Arc::new(gzip_bomb(1 << 30));
+    assert!(bomb.len() < 8 << 20, "bomb is {} bytes", bomb.len());
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(serve(listener, bomb));
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = mgz_crawl::CrawlConfig {
+        seeds: vec!["http://hostile.test/".into()],
+        state_dir: dir.path().join("state"),
+        db: dir.path().join("pages.db"),
+        delay: std::time::Duration::ZERO,
+        progress: false,
+        ..mgz_crawl::CrawlConfig::default()
+    };
+    cfg.fetch.resolve =
+        vec![mgz_crawl::net::ResolveRule::parse(&format!("hostile.test={addr}")).unwrap()];
+    cfg.fetch.allow_private = true;
+    let rss_before = mgz_crawl::stats::rss_bytes();
+    let summary = common::run(cfg).await;
+    let rows = mgz_crawl::store::stored_urls(&dir.path().join("pages.db")).unwrap();
+    let urls: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+    for p in ["/", "/bomb", "/attr", "/charset", "/junk", "/ok"] {
+        assert!(
+            urls.contains(&format!("http://hostile.test{p}").as_str()),
+            "{p} not stored: {urls:?} {summary:?}"
+        );
+    }
+    let conn = rusqlite::Connection::open(dir.path().join("pages.db")).unwrap();
+    let (bytes, error): (i64, Option<String>) = conn
+        .query_row(
+            "SELECT bytes, error FROM pages WHERE url = 'http://hostile.test/bomb'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    assert_eq!(bytes, 10 * 1024 * 1024, "the bomb is cut at the body cap");
+    assert!(error.unwrap_or_default().contains("truncated"));
+    // Peak memory grows by a few body caps, not by the bomb's 1 GiB.
+    let peak = mgz_crawl::stats::peak_rss_bytes();
+    assert!(
+        peak < rss_before + (300 << 20),
+        "peak RSS {peak} (before {rss_before})"
+    );
+}
