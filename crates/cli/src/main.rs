@@ -3,6 +3,7 @@
 
 use clap::{Parser, Subcommand};
 
+mod dedup_cmd;
 mod demo;
 
 /// MillionGazillion: a crawl frontier that remembers every URL in little memory.
@@ -17,12 +18,15 @@ struct Cli {
 enum Command {
     /// Crawl a synthetic web on loopback end to end (the first thing to run).
     Demo(demo::DemoArgs),
+    /// Print the first occurrence of each line (or URL), in input order, in little memory.
+    Dedup(dedup_cmd::DedupArgs),
 }
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Demo(args) => demo::run(args),
+        Command::Dedup(args) => dedup_cmd::run(args),
     };
     match result {
         Ok(code) => code,
