@@ -2,9 +2,26 @@
 //!
 //! Every backend implements [`SeenSet`]. Keys are opaque bytes, normally
 //! `mgz_url::CanonicalUrl::key_bytes()`.
+//!
+//! | backend | module | guarantee | bytes per URL (10M synthetic) |
+//! |---|---|---|---|
+//! | `hash` | [`hash`] | exact | key + ~40 |
+//! | `xtrie` | [`xtrie`] | exact, plus the seed's to-do list | 32 per new byte |
+//! | `tst` | [`tst`] | exact | 16 per new byte |
+//! | `bloom` | [`bloom`] | false positives <= p | 1.44 log2(1/p) / 8 |
+//!
+//! Pick one by name with [`backend`]; [`BACKENDS`] lists the names.
 #![warn(missing_docs)]
 
+pub mod bloom;
+mod error;
 pub mod hash;
+mod registry;
+pub mod tst;
+pub mod xtrie;
+
+pub use error::SeenError;
+pub use registry::{BACKENDS, BackendOptions, VARIANTS, backend};
 
 /// What a backend promises about its answers.
 #[derive(Debug, Clone, Copy, PartialEq)]

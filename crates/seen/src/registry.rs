@@ -1,0 +1,63 @@
+//! Backends by name, so tools (`mgz bench seen`) and configs can pick one.
+//!
+//! Adding a backend is one line in [`BACKENDS`] and one arm in [`backend`].
+
+use crate::bloom::{BlockedBloom, ClassicBloom, ScalableBloom};
+use crate::{SeenError, SeenSet, hash::HashSeen, tst::Tst, xtrie::XTrie};
+
+/// Names [`backend`] accepts for the main backends, in report order.
+pub const BACKENDS: &[&str] = &["hash", "xtrie", "tst", "bloom"];
+
+/// Extra names [`backend`] accepts: layout variants kept for measurement.
+pub const VARIANTS: &[&str] = &["bloom-classic", "bloom-blocked", "bloom-scalable"];
+
+/// Sizing hints for [`backend`]; exact backends ignore them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BackendOptions {
+    /// How many distinct keys the set should hold at its stated guarantee.
+    pub expected: usize,
+    /// Target false-positive rate for probabilistic backends; `None` takes
+    /// the backend's own default ([`crate::bloom::DEFAULT_FPR`] for `bloom`).
+    pub fpr: Option<f64>,
+}
+
+impl Default for BackendOptions {
+    fn default() -> Self {
+        Self {
+            expected: 1 << 20,
+            fpr: None,
+        }
+    }
+}
+
+/// Builds the backend called `name`.
+///
+/// ```
+/// use mgz_seen::{backend, BackendOptions, SeenError, BACKENDS};
+/// for name in BACKENDS {
+///     let mut set = backend(name, &BackendOptions::default()).unwrap();
+///     assert!(set.insert(b"com.example/"));
+///     assert!(set.contains(b"com.example/"));
+/// }
+/// assert!(matches!(
+///     backend("nope", &BackendOptions::default()),
+///     Err(SeenError::UnknownBackend { .. })
+/// ));
+/// ```
+pub fn backend(name: &str, opts: &BackendOptions) -> Result<Box<dyn SeenSet>, SeenError> {
+    let fpr = opts.fpr.unwrap_or(crate::bloom::DEFAULT_FPR);
+    Ok(match name {
+        "hash" => Box::new(HashSeen::new()),
+        "xtrie" => Box::new(XTrie::new()),
+        "tst" => Box::new(Tst::new()),
+        "bloom" | "bloom-blocked" => Box::new(BlockedBloom::new(opts.expected, fpr)?),
+        "bloom-classic" => Box::new(ClassicBloom::new(opts.expected, fpr)?),
+        "bloom-scalable" => Box::new(ScalableBloom::new(opts.expected, fpr)?),
+        _ => {
+            return Err(SeenError::UnknownBackend {
+                name: name.to_string(),
+                known: BACKENDS.join(", "),
+            });
+        }
+    })
+}

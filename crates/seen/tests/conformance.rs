@@ -1,0 +1,17 @@
+//! Every backend against the one `SeenSet` conformance suite (`suite/mod.rs`).
+//! Adding a backend is one line.
+
+mod suite;
+
+use mgz_seen::backend;
+
+conformance!(hash, || backend("hash", &suite::opts()).unwrap());
+conformance!(xtrie, || backend("xtrie", &suite::opts()).unwrap());
+conformance!(tst, || backend("tst", &suite::opts()).unwrap());
+conformance!(bloom, || backend("bloom", &suite::opts()).unwrap());
+conformance!(bloom_classic, || backend("bloom-classic", &suite::opts())
+    .unwrap());
+conformance!(bloom_blocked, || backend("bloom-blocked", &suite::opts())
+    .unwrap());
+conformance!(bloom_scalable, || backend("bloom-scalable", &suite::opts())
+    .unwrap());
