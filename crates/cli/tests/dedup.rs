@@ -1,22 +1,27 @@
 //! `mgz dedup` end to end: the binary, its flags, and a reader that leaves early.
 
 use std::io::{Read, Write};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
 fn mgz() -> Command {
     Command::new(env!("CARGO_BIN_EXE_mgz"))
 }
 
-/// Runs `mgz dedup ARGS` with `input` on stdin.
-fn dedup(args: &[&str], input: &[u8]) -> Output {
-    let mut child = mgz()
+/// Starts `mgz dedup ARGS` with all three streams piped.
+fn spawn(args: &[&str]) -> Child {
+    mgz()
         .arg("dedup")
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap();
+        .unwrap()
+}
+
+/// Runs `mgz dedup ARGS` with `input` on stdin.
+fn dedup(args: &[&str], input: &[u8]) -> Output {
+    let mut child = spawn(args);
     let mut stdin = child.stdin.take().unwrap();
     let input = input.to_vec();
     let feeder = std::thread::spawn(move || stdin.write_all(&input));
@@ -108,13 +113,7 @@ fn unknown_backend_and_bad_fpr_are_clear_errors() {
 
 #[test]
 fn exits_quietly_with_success_when_the_reader_leaves() {
-    let mut child = mgz()
-        .args(["dedup", "--seen", "hash"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn(&["--seen", "hash"]);
     let mut stdin = child.stdin.take().unwrap();
     // Far more output than a pipe buffers, so mgz must hit the closed pipe.
     let feeder = std::thread::spawn(move || {

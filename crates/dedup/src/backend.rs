@@ -1,16 +1,27 @@
-//! Choosing the seen-set behind `--seen`.
+//! Choosing the seen-set behind `--seen`, through the `mgz-seen` registry.
 //!
-//! NOTE: until the backend registry of `mgz-seen` lands, only `hash` is
-//! available here; the other names are recognised and refused with a clear
-//! error.
+//! | `--seen` | registry backend | guarantee |
+//! |---|---|---|
+//! | `compact` (default) | `compact` | exact |
+//! | `fingerprint` | `fingerprint` | false positives ≤ `--fpr` (backend default 2^-36) |
+//! | `bloom` with `--expected N` | `bloom` (blocked, sized for N) | false positives ≤ `--fpr` up to N lines |
+//! | `bloom` without `--expected` | `bloom-scalable` | false positives ≤ `--fpr` at any size |
+//! | `hash` | `hash` | exact |
+//!
+//! A dedupe tool rarely knows its input size in advance, so a bare `bloom`
+//! is the scalable variant: a fixed filter overfilled past its N would let its
+//! false-positive rate climb without bound, silently dropping lines.
+//! A false positive of a probabilistic backend drops a line that was new.
 
-use mgz_seen::SeenSet;
-use mgz_seen::hash::HashSeen;
+use mgz_seen::{BackendOptions, SeenSet};
 
 use crate::DedupError;
 
 /// Backend names `--seen` accepts.
-pub const BACKENDS: &str = "compact, fingerprint, bloom, hash";
+pub const BACKENDS: &[&str] = &["compact", "fingerprint", "bloom", "hash"];
+
+/// First-slice size of the scalable bloom when `--expected` is not given.
+const SCALABLE_FIRST_SLICE: usize = 1 << 20;
 
 /// Sizing hints for probabilistic and pre-sized backends.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -38,11 +49,55 @@ pub fn open(name: &str, opts: &SeenOptions) -> Result<Box<dyn SeenSet>, DedupErr
             reason: format!("--fpr must be in (0, 1), got {p}"),
         });
     }
-    match name {
-        "hash" => Ok(Box::new(HashSeen::new())),
-        _ => Err(DedupError::UnknownBackend {
+    if !BACKENDS.contains(&name) {
+        return Err(DedupError::UnknownBackend {
             name: name.to_string(),
-            known: "hash",
-        }),
+            known: BACKENDS.join(", "),
+        });
+    }
+    let expected = opts
+        .expected
+        .map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+    let registry_name = match (name, expected) {
+        ("bloom", None) => "bloom-scalable",
+        _ => name,
+    };
+    let backend_opts = BackendOptions {
+        expected: expected.unwrap_or(SCALABLE_FIRST_SLICE).max(1),
+        fpr: opts.fpr,
+    };
+    Ok(mgz_seen::backend(registry_name, &backend_opts)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_listed_name_is_known() {
+        for name in ["hash", "bloom"] {
+            let mut set = open(name, &SeenOptions::default()).unwrap();
+            assert!(set.insert(b"x"));
+            assert!(!set.insert(b"x"));
+        }
+    }
+
+    #[test]
+    fn bloom_without_expected_is_scalable() {
+        let sized = open("bloom", &SeenOptions::new(Some(1000), Some(0.01))).unwrap();
+        let open_ended = open("bloom", &SeenOptions::new(None, Some(0.01))).unwrap();
+        assert!(sized.heap_bytes() < open_ended.heap_bytes());
+    }
+
+    #[test]
+    fn bad_names_and_rates_are_refused() {
+        assert!(matches!(
+            open("xtrie", &SeenOptions::default()),
+            Err(DedupError::UnknownBackend { .. })
+        ));
+        for p in [0.0, 1.0, -0.5, f64::NAN] {
+            let err = open("hash", &SeenOptions::new(None, Some(p)));
+            assert!(matches!(err, Err(DedupError::BadOptions { .. })), "{p}");
+        }
     }
 }

@@ -19,14 +19,17 @@ pub enum DedupError {
     /// Reading, appending to or syncing the `--append-to` file failed.
     #[error("append file: {0}")]
     AppendFile(#[source] io::Error),
-    /// The requested seen-set backend does not exist in this build.
+    /// `--seen` names no backend this tool offers.
     #[error("unknown seen-set backend {name:?} (known: {known})")]
     UnknownBackend {
         /// The name asked for.
         name: String,
-        /// The names this build knows.
-        known: &'static str,
+        /// The names this tool offers.
+        known: String,
     },
+    /// The seen-set backend could not be built.
+    #[error("seen-set backend: {0}")]
+    Seen(#[from] mgz_seen::SeenError),
     /// The backend options are out of range (`--fpr` outside (0, 1), ...).
     #[error("invalid seen-set options: {reason}")]
     BadOptions {
