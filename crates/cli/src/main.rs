@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 
 mod dedup_cmd;
 mod demo;
+mod url_cmd;
 
 /// MillionGazillion: a crawl frontier that remembers every URL in little memory.
 #[derive(Parser)]
@@ -20,6 +21,8 @@ enum Command {
     Demo(demo::DemoArgs),
     /// Print the first occurrence of each line (or URL), in input order, in little memory.
     Dedup(dedup_cmd::DedupArgs),
+    /// Canonicalise URLs or compute SURT keys, one per line.
+    Url(url_cmd::UrlArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -27,6 +30,7 @@ fn main() -> std::process::ExitCode {
     let result = match cli.command {
         Command::Demo(args) => demo::run(args),
         Command::Dedup(args) => dedup_cmd::run(args),
+        Command::Url(args) => url_cmd::run(args),
     };
     match result {
         Ok(code) => code,

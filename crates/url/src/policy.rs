@@ -44,6 +44,14 @@ impl Policy {
     }
 }
 
+impl Policy {
+    /// This policy with a different length limit (bytes of canonical text).
+    pub fn with_max_len(mut self, max_len: usize) -> Self {
+        self.max_len = max_len;
+        self
+    }
+}
+
 impl Default for Policy {
     fn default() -> Self {
         Policy::safe()

@@ -1,0 +1,211 @@
+//! The HTTP server: `/`, `/status.json`, `/metrics`.
+//!
+//! Runs on the caller's tokio runtime. A background task samples the
+//! source's `fetched` counter once a second into a [`RateTracker`]; every
+//! request takes one snapshot from the source. Access control: loopback
+//! only unless [`ServeOptions::allow_public`]; with a token set, every path
+//! needs `Authorization: Bearer <token>` or `?token=<token>`.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use axum::Router;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::get;
+use tokio::sync::oneshot;
+
+use crate::{RateTracker, StatusError, StatusReport, peak_rss_bytes, render_prometheus, rss_bytes};
+
+/// What a crawl or a frontier server exposes to its status page.
+pub trait StatusSource: Send + Sync + 'static {
+    /// A snapshot of totals, seen-set and hosts. `rates`, `uptime_s`, `role`
+    /// and the RSS fields are filled in by the server.
+    fn report(&self) -> StatusReport;
+    /// The pages-fetched total, sampled once a second for the rates. Cheap.
+    fn fetched_total(&self) -> u64;
+    /// Extra Prometheus lines appended to `/metrics` (no per-host labels).
+    fn extra_metrics(&self) -> String {
+        String::new()
+    }
+}
+
+/// How the status server runs.
+#[derive(Debug, Clone, Default)]
+pub struct ServeOptions {
+    /// `crawl` or `serve`, shown on the page.
+    pub role: String,
+    /// Required bearer token, if any.
+    pub token: Option<String>,
+    /// Allow a non-loopback listen address.
+    pub allow_public: bool,
+}
+
+struct Shared {
+    source: Arc<dyn StatusSource>,
+    rates: Mutex<RateTracker>,
+    options: ServeOptions,
+    started: Instant,
+}
+
+/// A running status server; dropping it does not stop it, [`StatusHandle::shutdown`] does.
+pub struct StatusHandle {
+    addr: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+impl StatusHandle {
+    /// The address actually bound (useful with port 0).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Stops accepting connections.
+    pub fn shutdown(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// Binds `addr` and serves the status page for `source` until shut down.
+pub async fn serve(
+    addr: SocketAddr,
+    source: Arc<dyn StatusSource>,
+    options: ServeOptions,
+) -> Result<StatusHandle, StatusError> {
+    if !addr.ip().is_loopback() && !options.allow_public {
+        return Err(StatusError::NotLoopback { addr });
+    }
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| StatusError::Bind { addr, source })?;
+    let bound = listener
+        .local_addr()
+        .map_err(|source| StatusError::Bind { addr, source })?;
+    let shared = Arc::new(Shared {
+        source,
+        rates: Mutex::new(RateTracker::new()),
+        options,
+        started: Instant::now(),
+    });
+    tokio::spawn(sample_forever(Arc::downgrade(&shared)));
+    let app = Router::new()
+        .route("/", get(page))
+        .route("/status.json", get(status_json))
+        .route("/metrics", get(metrics))
+        .with_state(shared);
+    let (stop, stopped) = oneshot::channel::<()>();
+    tokio::spawn(async move {
+        let server = axum::serve(listener, app).with_graceful_shutdown(async {
+            let _ = stopped.await;
+        });
+        if let Err(err) = server.await {
+            tracing::warn!("status server stopped: {err}");
+        }
+    });
+    tracing::info!("status page on http://{bound}/");
+    Ok(StatusHandle {
+        addr: bound,
+        stop: Some(stop),
+    })
+}
+
+fn unix_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+async fn sample_forever(shared: std::sync::Weak<Shared>) {
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    loop {
+        tick.tick().await;
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        let total = shared.source.fetched_total();
+        if let Ok(mut rates) = shared.rates.lock() {
+            rates.record(unix_ms(), total);
+        }
+    }
+}
+
+type Params = Query<std::collections::HashMap<String, String>>;
+
+fn authorised(shared: &Shared, headers: &HeaderMap, params: &Params) -> bool {
+    let Some(want) = shared.options.token.as_deref() else {
+        return true;
+    };
+    let bearer = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    let given = bearer
+        .or(params.get("token").map(String::as_str))
+        .unwrap_or("");
+    // Compare every byte so the time taken does not reveal the matching prefix.
+    given.len() == want.len()
+        && given
+            .bytes()
+            .zip(want.bytes())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0
+}
+
+fn denied() -> Response {
+    (StatusCode::UNAUTHORIZED, "missing or wrong token\n").into_response()
+}
+
+fn build_report(shared: &Shared) -> StatusReport {
+    let mut report = shared.source.report();
+    report.role = shared.options.role.clone();
+    report.uptime_s = shared.started.elapsed().as_secs_f64();
+    report.rss_bytes = rss_bytes();
+    report.peak_rss_bytes = peak_rss_bytes();
+    if let Ok(rates) = shared.rates.lock() {
+        report.rates = rates.rates();
+    }
+    report
+}
+
+async fn page(State(shared): State<Arc<Shared>>, headers: HeaderMap, params: Params) -> Response {
+    if !authorised(&shared, &headers, &params) {
+        return denied();
+    }
+    Html(crate::STATUS_PAGE_HTML).into_response()
+}
+
+async fn status_json(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    params: Params,
+) -> Response {
+    if !authorised(&shared, &headers, &params) {
+        return denied();
+    }
+    let body = serde_json::to_string(&build_report(&shared)).unwrap_or_else(|_| "{}".into());
+    (
+        [
+            (header::CONTENT_TYPE, "application/json"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+async fn metrics(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    params: Params,
+) -> Response {
+    if !authorised(&shared, &headers, &params) {
+        return denied();
+    }
+    let mut text = render_prometheus(&build_report(&shared));
+    text.push_str(&shared.source.extra_metrics());
+    ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
+}
