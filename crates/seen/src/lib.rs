@@ -14,7 +14,9 @@
 #![warn(missing_docs)]
 
 pub mod bloom;
+pub mod compact;
 mod error;
+pub mod fingerprint;
 pub mod hash;
 mod registry;
 pub mod tst;

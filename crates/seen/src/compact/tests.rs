@@ -1,0 +1,131 @@
+//! Behaviour tests for [`CompactSet`] against a `BTreeSet` model.
+
+use std::collections::BTreeSet;
+
+use proptest::prelude::*;
+
+use super::*;
+
+fn url(i: u64) -> Vec<u8> {
+    format!("com.host{}.www/dir{}/page-{}.html", i % 53, i % 7, i * 13).into_bytes()
+}
+
+fn check_against_model(set: &CompactSet, model: &BTreeSet<Vec<u8>>) {
+    assert_eq!(set.len(), model.len());
+    assert!(model.iter().all(|k| set.contains(k)), "false negative");
+    let listed: Vec<Vec<u8>> = set.iter().collect();
+    let expected: Vec<Vec<u8>> = model.iter().cloned().collect();
+    assert!(
+        listed == expected,
+        "iter() listed {} keys, not the {} sorted keys",
+        listed.len(),
+        expected.len()
+    );
+}
+
+#[test]
+fn many_keys_across_runs_and_merges() {
+    let mut set = CompactSet::new();
+    let mut model = BTreeSet::new();
+    for i in 0..60_000 {
+        let k = url(i % 45_000);
+        assert_eq!(set.insert(&k), model.insert(k));
+    }
+    assert!(!set.runs.is_empty(), "{:?}", set.run_lens());
+    check_against_model(&set, &model);
+    for i in 45_000..50_000 {
+        assert!(!set.contains(&url(i)), "false positive");
+    }
+}
+
+#[test]
+fn edge_case_keys_survive_freezing_and_merging() {
+    let mut set = CompactSet::new();
+    let mut model = BTreeSet::new();
+    let every_byte: Vec<u8> = (0..=255).collect();
+    let mut keys: Vec<Vec<u8>> = vec![
+        Vec::new(),
+        vec![0],
+        vec![0, 0],
+        vec![255; 3],
+        every_byte.clone(),
+        every_byte.iter().rev().copied().collect(),
+        vec![b'x'; 64 * 1024],
+        vec![b'x'; 64 * 1024 + 1],
+    ];
+    // Prefix chains: each key is a prefix of the next.
+    keys.extend((0..300).map(|n| b"com.example/".iter().copied().cycle().take(n).collect()));
+    // Enough filler to force several flushes and a merge.
+    keys.extend((0..5_000u32).map(|i| i.to_be_bytes().to_vec()));
+    for k in &keys {
+        assert_eq!(set.insert(k), model.insert(k.clone()));
+    }
+    for k in &keys {
+        assert!(!set.insert(k));
+    }
+    check_against_model(&set, &model);
+    assert!(!set.contains(&[b'x'; 64 * 1024 - 1]));
+    assert!(!set.contains(b"com.example/com.example/com.example/com.example/x"));
+}
+
+#[test]
+fn empty_set() {
+    let set = CompactSet::new();
+    assert!(set.is_empty() && !set.contains(b"") && set.iter().next().is_none());
+    assert_eq!((set.name(), set.guarantee()), ("compact", Guarantee::Exact));
+}
+
+#[test]
+fn tiers_bound_the_number_of_runs() {
+    let mut set = CompactSet::new();
+    for i in 0..200_000u64 {
+        set.insert(&i.to_be_bytes());
+    }
+    let lens = set.run_lens();
+    assert!(lens.windows(2).all(|w| w[0] >= w[1]), "{lens:?}");
+    let tiers: Vec<u32> = lens.iter().map(|&n| tier(n)).collect();
+    for t in &tiers {
+        assert!(tiers.iter().filter(|x| *x == t).count() < TIER, "{lens:?}");
+    }
+}
+
+#[test]
+fn heap_bytes_counts_runs_and_buffer() {
+    let mut set = CompactSet::new();
+    let before = set.heap_bytes();
+    for i in 0..3_000 {
+        set.insert(&url(i));
+    }
+    let text: usize = (0..3_000).map(|i| url(i).len()).sum();
+    assert!(set.heap_bytes() > before);
+    // Compressed well below the text itself.
+    assert!(
+        set.heap_bytes() * 10 < text * 7,
+        "{} vs {text}",
+        set.heap_bytes()
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+    #[test]
+    fn agrees_with_a_model(
+        ops in proptest::collection::vec(
+            (any::<bool>(), proptest::collection::vec(prop_oneof![Just(b'a'), Just(b'b'), any::<u8>()], 0..24)),
+            0..1500,
+        ),
+    ) {
+        let mut set = CompactSet::new();
+        let mut model = BTreeSet::new();
+        for (insert, key) in &ops {
+            if *insert {
+                prop_assert_eq!(set.insert(key), model.insert(key.clone()));
+            } else {
+                prop_assert_eq!(set.contains(key), model.contains(key));
+            }
+        }
+        prop_assert_eq!(set.len(), model.len());
+        let listed: Vec<Vec<u8>> = set.iter().collect();
+        prop_assert_eq!(listed, model.into_iter().collect::<Vec<_>>());
+    }
+}

@@ -1,0 +1,192 @@
+//! One generation of the fingerprint set: a mutable hashed buffer plus
+//! Elias–Fano runs, all fingerprints drawn from one universe `U`.
+//!
+//! ```text
+//! buffer : HashSet<u64> (<= buffer_cap fingerprints, unsorted)
+//! runs   : [ run 0 (oldest, largest) ][ run 1 ] ... [ run k (newest) ]
+//!          invariant: runs[i].len() >= RATIO * (runs[i+1].len() + ... + runs[k].len())
+//! ```
+//!
+//! Every fingerprint lives in exactly one place (an insert first checks all
+//! of them), so a merge is a disjoint union and its size is known up front.
+//! The ratio invariant keeps at most `log_RATIO(n / buffer_cap) + 1` runs and
+//! at most `1 / (RATIO + 1)` of the values outside run 0: splitting `n` values
+//! into runs of fractions `p_i` costs `H(p)` extra bits per value over one run
+//! (each run pays `log2(U / n_i)`), about 0.1–0.35 bits at `RATIO = 16`.
+//! A value is rewritten about `RATIO` times per level it passes through.
+
+use std::collections::HashSet;
+use std::hash::{BuildHasherDefault, Hasher};
+
+use super::ef::{EfBuilder, EliasFano, MAX_LEN};
+
+/// How much bigger each run is than all newer runs together.
+const RATIO: usize = 16;
+
+/// Fingerprints are already uniform, so the buffer's table uses them as hashes.
+#[derive(Default)]
+pub(crate) struct PassThrough(u64);
+
+impl Hasher for PassThrough {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
+}
+
+type Buffer = HashSet<u64, BuildHasherDefault<PassThrough>>;
+
+/// Fingerprints of one universe: a buffer and Elias–Fano runs.
+#[derive(Debug)]
+pub(crate) struct Generation {
+    universe: u64,
+    capacity: usize,
+    buffer_cap: usize,
+    buffer: Buffer,
+    runs: Vec<EliasFano>,
+    len: usize,
+}
+
+impl Generation {
+    /// An empty generation holding up to `capacity` fingerprints below `universe`.
+    pub(crate) fn new(universe: u64, capacity: usize) -> Self {
+        // ~1/2048 of the capacity: the buffer costs < 0.1 bit per value.
+        let buffer_cap = (capacity / 2048).clamp(256, 16_384);
+        Self {
+            universe,
+            capacity,
+            buffer_cap,
+            buffer: Buffer::default(),
+            runs: Vec::new(),
+            len: 0,
+        }
+    }
+
+    pub(crate) fn universe(&self) -> u64 {
+        self.universe
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    pub(crate) fn is_full(&self) -> bool {
+        self.len >= self.capacity
+    }
+
+    /// Maps a 64-bit hash to this generation's fingerprint, uniform in `0..U`.
+    pub(crate) fn fingerprint(&self, hash: u64) -> u64 {
+        ((u128::from(hash) * u128::from(self.universe)) >> 64) as u64
+    }
+
+    pub(crate) fn contains(&self, fp: u64) -> bool {
+        self.buffer.contains(&fp) || self.runs.iter().rev().any(|r| r.contains(fp))
+    }
+
+    /// Adds `fp`, which the caller checked is absent.
+    pub(crate) fn push_new(&mut self, fp: u64) {
+        self.buffer.insert(fp);
+        self.len += 1;
+        if self.buffer.len() >= self.buffer_cap {
+            self.flush();
+        }
+    }
+
+    /// Freezes the buffer into a run and restores the ratio invariant.
+    pub(crate) fn flush(&mut self) {
+        if self.buffer.is_empty() {
+            return;
+        }
+        let mut fps: Vec<u64> = self.buffer.drain().collect();
+        fps.sort_unstable();
+        let mut b = EfBuilder::new(fps.len(), self.universe);
+        fps.iter().for_each(|&v| b.push(v));
+        self.runs.push(b.finish());
+        self.restore_ratio();
+    }
+
+    fn restore_ratio(&mut self) {
+        let mut newer = 0usize;
+        let mut merge_from = self.runs.len();
+        for i in (0..self.runs.len()).rev() {
+            let n = self.runs[i].len();
+            if i + 1 < self.runs.len() && n < RATIO * newer && n + newer <= MAX_LEN {
+                merge_from = i;
+            }
+            newer += n;
+        }
+        if merge_from + 1 < self.runs.len() {
+            let tail = self.runs.split_off(merge_from);
+            self.runs.push(merge(&tail, self.universe));
+        }
+    }
+
+    pub(crate) fn heap_bytes(&self) -> usize {
+        // hashbrown: one u64 and one control byte per bucket, plus a group of 16.
+        let buckets = if self.buffer.capacity() == 0 {
+            0
+        } else {
+            (self.buffer.capacity() * 8 / 7).next_power_of_two()
+        };
+        let buffer = buckets * 9 + if buckets > 0 { 16 } else { 0 };
+        let runs: usize = self.runs.iter().map(EliasFano::heap_bytes).sum();
+        buffer + runs + self.runs.capacity() * std::mem::size_of::<EliasFano>()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn run_lens(&self) -> Vec<usize> {
+        self.runs.iter().map(EliasFano::len).collect()
+    }
+}
+
+/// Disjoint sorted union of `runs` into one run (a k-way merge, k is small).
+fn merge(runs: &[EliasFano], universe: u64) -> EliasFano {
+    let total = runs.iter().map(EliasFano::len).sum();
+    let mut b = EfBuilder::new(total, universe);
+    let mut iters: Vec<_> = runs.iter().map(|r| r.iter().peekable()).collect();
+    loop {
+        let mut best: Option<(usize, u64)> = None;
+        for (i, it) in iters.iter_mut().enumerate() {
+            if let Some(&v) = it.peek()
+                && best.is_none_or(|(_, b)| v < b)
+            {
+                best = Some((i, v));
+            }
+        }
+        let Some((i, v)) = best else { break };
+        iters[i].next();
+        b.push(v);
+    }
+    b.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_keep_the_ratio_invariant_and_every_value() {
+        let mut g = Generation::new(1 << 40, 1 << 20);
+        let values: Vec<u64> = (1..=100_000u64)
+            .map(|i| (i * 0x9E37_79B9) % (1 << 40))
+            .collect();
+        for &v in &values {
+            assert!(!g.contains(v));
+            g.push_new(v);
+        }
+        let lens = g.run_lens();
+        for i in 0..lens.len() {
+            let newer: usize = lens[i + 1..].iter().sum();
+            assert!(lens[i] >= RATIO * newer, "{lens:?}");
+        }
+        assert!(values.iter().all(|&v| g.contains(v)));
+        assert_eq!(g.len(), values.len());
+    }
+}

@@ -1,0 +1,200 @@
+//! `fingerprint`: a quasi-exact set storing about `log2(1/ε) + 2` bits per key.
+//!
+//! Each key is hashed once (xxh3, 64 bits) and mapped to a fingerprint
+//! `fp = ⌊hash · U / 2^64⌋`, uniform in `0..U`. Only fingerprints are kept,
+//! sorted and Elias–Fano coded ([`ef`]) in an LSM of runs ([`lsm`]):
+//!
+//! ```text
+//! FingerprintSet
+//! ├─ generation 0: U_0 = ⌈C / ε_0⌉, holds <= C fingerprints
+//! │    buffer HashSet<u64> (<= C/2048) ─flush─▶ runs [EF 0 ≥16×rest][EF 1]…
+//! ├─ generation 1: U_1 = ⌈4C / ε_1⌉, holds <= 4C   (only once gen 0 is full)
+//! └─ …            ε_g = ε · (1 − 1/32) · 32^−g,  Σ_g ε_g < ε
+//! ```
+//!
+//! # The bound
+//! For a key never inserted, its hash is independent of the stored ones
+//! (modelling xxh3 as a random function), so its fingerprint in generation
+//! `g` equals a given stored value with probability at most `D_g / 2^64`,
+//! where `D_g = ⌈2^64 / U_g⌉` is the most hashes one fingerprint receives.
+//! `U_g` is chosen as `⌈2^64 / ⌊ε_g 2^64 / C_g⌋⌉`, so `C_g D_g / 2^64 <= ε_g`.
+//! By the union bound over the `n_g <= C_g` stored values and over the
+//! generations, `P(false positive) <= Σ_g ε_g = ε (1 − 1/32) Σ_g 32^−g < ε`.
+//! 64-bit hash collisions are included: they are one way to collide.
+//! A false positive also makes `insert` return `false` for a new key, and such
+//! a key is not counted by `len()`.
+//! 64-bit hashes limit generation 0 to `C <= ε 2^63` keys (2^27 at 2^-36);
+//! [`FingerprintSet::new`] refuses more, and once no further generation fits,
+//! the last one overfills and [`SeenSet::guarantee`] reports the weaker bound.
+//!
+//! # Space
+//! With `n = C` keys in one run: `2 + log2(U/n) = 2 + log2(1/ε) + 0.046` bits
+//! (the 1/32 reserved for growth), plus the run split entropy (<= 0.35 bits,
+//! see [`lsm`]), select samples (~0.09 bits) and the buffer (< 0.1 bits).
+//! At ε = 2^-36 that is about 38.3–38.6 bits ≈ 4.8 bytes per key; fewer keys
+//! than `C` cost `log2(C/n)` more bits each (the universe was sized for `C`).
+//!
+//! # Cost
+//! `insert` and `contains`: one hash, one buffer probe, one Elias–Fano
+//! lookup per run (<= log16(C/buffer) + 1 runs); inserts also pay merging,
+//! about 16 sequential decode+encode steps per level.
+
+mod ef;
+mod lsm;
+
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::{Guarantee, SeenError, SeenSet};
+use lsm::Generation;
+
+/// Default false-positive rate per lookup: 2^-36.
+pub const DEFAULT_EPSILON: f64 = 1.0 / (1u64 << 36) as f64;
+
+/// Share of ε kept for generations after the first: gen g gets ε(1−r)r^g.
+const GROWTH_SHARE: f64 = 1.0 / 32.0;
+/// Capacity multiplier of each further generation.
+const GROWTH_FACTOR: usize = 4;
+
+/// Quasi-exact set: no false negatives, false positives at most ε per lookup.
+///
+/// ```
+/// use mgz_seen::{SeenSet, fingerprint::FingerprintSet};
+/// let mut set = FingerprintSet::new(100_000, 1.0 / (1u64 << 36) as f64).unwrap();
+/// for i in 0..100_000 {
+///     assert!(set.insert(format!("com.example/{i}").as_bytes()));
+/// }
+/// assert!(set.contains(b"com.example/99"));
+/// // Close to log2(1/ε) = 36 bits: under 5.5 bytes per key at this size.
+/// assert!((set.heap_bytes() as f64 / 100_000.0) < 5.5);
+/// ```
+#[derive(Debug)]
+pub struct FingerprintSet {
+    epsilon: f64,
+    capacity: usize,
+    gens: Vec<Generation>,
+    len: usize,
+    /// No further generation fits 64-bit hashes: the last one overfills.
+    saturated: bool,
+}
+
+impl FingerprintSet {
+    /// A set for about `capacity` keys at false-positive rate `epsilon` per lookup.
+    ///
+    /// More keys than `capacity` are fine (new generations keep the bound),
+    /// fewer cost `log2(capacity / n)` extra bits each.
+    pub fn new(capacity: usize, epsilon: f64) -> Result<Self, SeenError> {
+        if !(epsilon > 0.0 && epsilon < 1.0) {
+            return Err(SeenError::InvalidFpr { fpr: epsilon });
+        }
+        let capacity = capacity.max(1);
+        let first =
+            generation(capacity, epsilon * (1.0 - GROWTH_SHARE)).ok_or(SeenError::TooLarge {
+                expected: capacity as u64,
+                backend: "fingerprint",
+            })?;
+        Ok(Self {
+            epsilon,
+            capacity,
+            gens: vec![first],
+            len: 0,
+            saturated: false,
+        })
+    }
+
+    /// The configured false-positive rate.
+    pub fn epsilon(&self) -> f64 {
+        self.epsilon
+    }
+
+    fn active(&mut self) -> &mut Generation {
+        let full = self.gens.last().is_some_and(Generation::is_full);
+        if full && !self.saturated {
+            let g = self.gens.len() as i32;
+            let share = GROWTH_SHARE.powi(g) * (1.0 - GROWTH_SHARE);
+            let cap = self
+                .capacity
+                .saturating_mul(GROWTH_FACTOR.saturating_pow(g as u32));
+            // Past what 64-bit fingerprints allow, shrink the generation instead.
+            let cap = cap.min((self.epsilon * share * 2f64.powi(63)) as usize);
+            match generation(cap, self.epsilon * share) {
+                Some(next) => {
+                    if let Some(last) = self.gens.last_mut() {
+                        last.flush();
+                    }
+                    self.gens.push(next);
+                }
+                None => self.saturated = true,
+            }
+        }
+        self.gens.last_mut().expect("a set always has a generation")
+    }
+}
+
+/// A generation for `capacity` keys at rate `eps`, if 64-bit hashes allow it.
+///
+/// Multiply-shift gives each fingerprint at most `⌈2^64 / U⌉` of the 2^64
+/// hashes; choosing `U = ⌈2^64 / D⌉` with `D = ⌊eps · 2^64 / capacity⌋` makes
+/// that at most `D`, so `capacity · D / 2^64 <= eps` holds exactly.
+fn generation(capacity: usize, eps: f64) -> Option<Generation> {
+    let d = (eps * 2f64.powi(64) / capacity.max(1) as f64).floor();
+    // D >= 2 keeps U <= 2^63, inside u64.
+    if d < 2.0 || capacity == 0 {
+        return None;
+    }
+    let d = d as u128;
+    let universe = ((1u128 << 64).div_ceil(d)).min(u128::from(u64::MAX)) as u64;
+    Some(Generation::new(universe, capacity))
+}
+
+/// Largest share of the 2^64 hashes one fingerprint of universe `u` receives.
+fn max_preimage(u: u64) -> f64 {
+    (1u128 << 64).div_ceil(u128::from(u)) as f64 / 2f64.powi(64)
+}
+
+impl SeenSet for FingerprintSet {
+    fn insert(&mut self, key: &[u8]) -> bool {
+        let hash = xxh3_64(key);
+        if self.gens.iter().any(|g| g.contains(g.fingerprint(hash))) {
+            return false;
+        }
+        let gen_ = self.active();
+        let fp = gen_.fingerprint(hash);
+        gen_.push_new(fp);
+        self.len += 1;
+        true
+    }
+
+    fn contains(&self, key: &[u8]) -> bool {
+        let hash = xxh3_64(key);
+        self.gens.iter().any(|g| g.contains(g.fingerprint(hash)))
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    fn heap_bytes(&self) -> usize {
+        let own = self.gens.capacity() * std::mem::size_of::<Generation>();
+        own + self.gens.iter().map(Generation::heap_bytes).sum::<usize>()
+    }
+
+    fn guarantee(&self) -> Guarantee {
+        // Once 64-bit universes run out, the last generation overfills:
+        // report the bound that then holds instead of ε.
+        let now: f64 = self
+            .gens
+            .iter()
+            .map(|g| g.len() as f64 * max_preimage(g.universe()))
+            .sum();
+        Guarantee::FalsePositive {
+            rate: self.epsilon.max(now),
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        "fingerprint"
+    }
+}
+
+#[cfg(test)]
+mod tests;
