@@ -36,10 +36,15 @@ fn dedup(args: &[&str], input: &[u8]) -> Output {
 
 #[test]
 fn prints_first_occurrences_byte_for_byte() {
-    let out = dedup(&["--seen", "hash"], b"b\na\r\nb\n\n\xff\na\r\n\nlast");
-    assert!(out.status.success());
-    assert_eq!(out.stdout, b"b\na\r\n\n\xff\nlast");
-    assert!(out.stderr.is_empty());
+    let input = b"b\na\r\nb\n\n\xff\na\r\n\nlast";
+    for seen in ["compact", "fingerprint", "bloom", "hash"] {
+        let out = dedup(&["--seen", seen], input);
+        assert!(out.status.success(), "{seen}");
+        assert_eq!(out.stdout, b"b\na\r\n\n\xff\nlast", "{seen}");
+        assert!(out.stderr.is_empty(), "{seen}");
+    }
+    let default = dedup(&[], input);
+    assert_eq!(default.stdout, b"b\na\r\n\n\xff\nlast", "default backend");
 }
 
 #[test]
@@ -76,7 +81,7 @@ fn append_to_works_like_anew() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("seen.txt");
     std::fs::write(&file, b"a\n").unwrap();
-    let args = ["--seen", "hash", "--append-to", file.to_str().unwrap()];
+    let args = ["--append-to", file.to_str().unwrap()];
     let out = dedup(&args, b"a\nb\nb\nc\n");
     assert!(out.status.success());
     assert_eq!(out.stdout, b"b\nc\n");
@@ -89,7 +94,7 @@ fn append_to_works_like_anew() {
 #[test]
 fn canonicalize_collapses_variants_and_strict_reports() {
     let input = b"HTTP://Example.com/a#x\nhttp://example.com/a\nnot a url\nnot a url\n";
-    let out = dedup(&["--seen", "hash", "--canonicalize"], input);
+    let out = dedup(&["--canonicalize"], input);
     assert_eq!(out.stdout, b"HTTP://Example.com/a#x\nnot a url\n");
     let out = dedup(
         &["--seen", "hash", "--canonicalize=safe", "--strict"],

@@ -12,8 +12,17 @@
 //! is the scalable variant: a fixed filter overfilled past its N would let its
 //! false-positive rate climb without bound, silently dropping lines.
 //! A false positive of a probabilistic backend drops a line that was new.
+//!
+//! `fingerprint` without `--expected` is sized for [`FINGERPRINT_CAPACITY`]
+//! lines. Guessing high is cheap and guessing low is not: `n` keys in a set
+//! sized for `C >= n` pay `log2(C/n)` extra bits each, while every generation
+//! past `C` stores its keys with 5 more bits (its rate is 32x tighter). So
+//! 2^24 costs at most 1 extra bit per line from 8M to 16M lines, and a small
+//! input pays a few bits per line (bytes in total).
 
-use mgz_seen::{BackendOptions, SeenSet};
+use mgz_seen::compact::CompactSet;
+use mgz_seen::fingerprint::{DEFAULT_EPSILON, FingerprintSet};
+use mgz_seen::{BackendOptions, SeenError, SeenSet};
 
 use crate::DedupError;
 
@@ -22,6 +31,9 @@ pub const BACKENDS: &[&str] = &["compact", "fingerprint", "bloom", "hash"];
 
 /// First-slice size of the scalable bloom when `--expected` is not given.
 const SCALABLE_FIRST_SLICE: usize = 1 << 20;
+
+/// Capacity of `fingerprint` when `--expected` is not given (see above).
+pub const FINGERPRINT_CAPACITY: usize = 1 << 24;
 
 /// Sizing hints for probabilistic and pre-sized backends.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -66,7 +78,31 @@ pub fn open(name: &str, opts: &SeenOptions) -> Result<Box<dyn SeenSet>, DedupErr
         expected: expected.unwrap_or(SCALABLE_FIRST_SLICE).max(1),
         fpr: opts.fpr,
     };
-    Ok(mgz_seen::backend(registry_name, &backend_opts)?)
+    match mgz_seen::backend(registry_name, &backend_opts) {
+        Err(SeenError::UnknownBackend { .. }) => direct(name, expected, opts.fpr),
+        other => Ok(other?),
+    }
+}
+
+/// The backends the `mgz-seen` registry does not list (yet), built directly.
+fn direct(
+    name: &str,
+    expected: Option<usize>,
+    fpr: Option<f64>,
+) -> Result<Box<dyn SeenSet>, DedupError> {
+    Ok(match name {
+        "compact" => Box::new(CompactSet::new()),
+        "fingerprint" => Box::new(FingerprintSet::new(
+            expected.unwrap_or(FINGERPRINT_CAPACITY),
+            fpr.unwrap_or(DEFAULT_EPSILON),
+        )?),
+        _ => {
+            return Err(DedupError::UnknownBackend {
+                name: name.to_string(),
+                known: BACKENDS.join(", "),
+            });
+        }
+    })
 }
 
 #[cfg(test)]
@@ -75,7 +111,7 @@ mod tests {
 
     #[test]
     fn every_listed_name_is_known() {
-        for name in ["hash", "bloom"] {
+        for name in BACKENDS {
             let mut set = open(name, &SeenOptions::default()).unwrap();
             assert!(set.insert(b"x"));
             assert!(!set.insert(b"x"));
