@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 
 mod dedup_cmd;
 mod demo;
+mod sim_cmd;
 mod url_cmd;
 
 /// MillionGazillion: a crawl frontier that remembers every URL in little memory.
@@ -23,6 +24,8 @@ enum Command {
     Dedup(dedup_cmd::DedupArgs),
     /// Canonicalise URLs or compute SURT keys, one per line.
     Url(url_cmd::UrlArgs),
+    /// The synthetic web: serve it, print its seeds, ground truth or a URL stream.
+    Sim(sim_cmd::SimArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -31,6 +34,7 @@ fn main() -> std::process::ExitCode {
         Command::Demo(args) => demo::run(args),
         Command::Dedup(args) => dedup_cmd::run(args),
         Command::Url(args) => url_cmd::run(args),
+        Command::Sim(args) => sim_cmd::run(args),
     };
     match result {
         Ok(code) => code,
