@@ -8,6 +8,8 @@
 #
 # usage: bench/dedup.sh [synthetic|pg|wiki|edge]...   (default: all)
 # env:   N=10000000        synthetic URL count
+#        DUP_RATE=0.07    share of synthetic lines repeating a recent one
+#                         (0.07: ~93 % distinct, the shape of the issue's reference run)
 #        REPS=1            runs per tool; the best wall time is kept
 #        SCRATCH=target/bench-dedup   inputs, outputs, tables
 #        PEERS=target/bench-peers     cargo install --root for huniq/runiq
@@ -17,6 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 N=${N:-10000000}
+DUP_RATE=${DUP_RATE:-0.07}
 REPS=${REPS:-1}
 SCRATCH=${SCRATCH:-$ROOT/target/bench-dedup}
 PEERS=${PEERS:-$ROOT/target/bench-peers}
@@ -42,11 +45,11 @@ build_mgz() {
 
 # The synthetic input: `mgz sim urls` once it exists, else bench/gen_urls.py.
 make_synthetic() {
-    local f=$SCRATCH/synthetic-$N.txt
+    local f=$SCRATCH/synthetic-$N-$DUP_RATE.txt
     if [[ ! -s $f ]]; then
         if "$MGZ" sim urls --count 1 >/dev/null 2>&1; then
             echo "== generating $N URLs with mgz sim urls" >&2
-            "$MGZ" sim urls --count "$N" >"$f.tmp"
+            "$MGZ" sim urls --count "$N" --dup-rate "$DUP_RATE" >"$f.tmp"
         else
             echo "== generating $N URLs with bench/gen_urls.py (mgz sim urls not built)" >&2
             python3 bench/gen_urls.py "$N" >"$f.tmp"
@@ -58,7 +61,7 @@ make_synthetic() {
 
 make_pg() {
     local f=$SCRATCH/pg-hrefs.txt
-    [[ -s $f ]] || python3 bench/pg_hrefs.py >"$f"
+    [[ -s $f ]] || { python3 bench/pg_hrefs.py >"$f.tmp" && mv "$f.tmp" "$f"; }
     echo "$f"
 }
 
@@ -69,8 +72,10 @@ make_edge() {
     python3 - "$f" <<'EOF'
 import random, sys
 rng = random.Random(7)
-parts = [b"a", b"a\r", b"", b"\xff\xfe", b"b" * 3_000_000, b"\x00x", b"http://e.com/"]
-lines = [rng.choice(parts) for _ in range(20_000)]
+parts = [b"a", b"a\r", b"", b"\xff\xfe", b"\x00x", b"http://e.com/", b"c" * 70_000]
+lines = [rng.choice(parts) + str(rng.randrange(500)).encode() for _ in range(20_000)]
+big = b"b" * 3_000_000
+lines[100:100] = [big, big + b"!", big]
 open(sys.argv[1], "wb").write(b"\n".join(lines))  # no final newline
 EOF
     echo "$f"

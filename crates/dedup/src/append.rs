@@ -20,7 +20,7 @@
 //! newline-terminated, whatever the input's last line looked like.
 //!
 //! Cost: one `write` and one `fdatasync` per input chunk that has new lines
-//! (a chunk is up to 1 MiB of input, or one burst of a slow producer).
+//! (a chunk is up to 256 KiB of input, or one burst of a slow producer).
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};

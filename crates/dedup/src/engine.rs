@@ -1,6 +1,6 @@
 //! The dedupe loop: chunks of lines in, batched seen-set inserts, decisions out.
 //!
-//! Per chunk (up to 1 MiB of whole lines):
+//! Per chunk (up to 256 KiB of whole lines):
 //!
 //! ```text
 //!   chunk ──split on \n──▶ lines ──key──▶ keys ──insert_batch──▶ fresh[i]

@@ -2,7 +2,7 @@
 //! `mgz dedup`, testable without the binary.
 //!
 //! ```text
-//!   inputs ─▶ Chunks (1 MiB reads, whole lines) ─▶ Deduper ─▶ Sink ─▶ output
+//!   inputs ─▶ Chunks (256 KiB reads, whole lines) ─▶ Deduper ─▶ Sink ─▶ output
 //!                                                   │  ▲        │
 //!                                         keys ─────┘  │        └─▶ AppendLog (fsync first)
 //!                                          SeenSet::insert_batch
