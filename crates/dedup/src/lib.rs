@@ -35,6 +35,7 @@ mod chunks;
 mod engine;
 mod error;
 mod key;
+mod partitioned;
 mod sink;
 mod stats;
 
