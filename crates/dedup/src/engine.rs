@@ -24,6 +24,7 @@ use mgz_url::UrlError;
 
 use crate::chunks::{Chunks, DEFAULT_CHUNK_BYTES};
 use crate::key::{Keyed, canonical_key, content};
+use crate::recent::Recent;
 use crate::{DedupError, KeyMode, Sink, Stats};
 
 /// Options of a dedupe run that do not concern the output.
@@ -68,6 +69,7 @@ pub struct Deduper {
     arena: Vec<u8>,
     lines: Vec<Line>,
     fresh: Vec<bool>,
+    batch: CachedBatch,
 }
 
 /// Where strict mode reports skipped lines, and the number of the chunk's first line.
@@ -104,6 +106,7 @@ impl Deduper {
             arena: Vec::new(),
             lines: Vec::new(),
             fresh: Vec::new(),
+            batch: CachedBatch::new(),
         }
     }
 
@@ -113,6 +116,7 @@ impl Deduper {
             backend: self.set.name(),
             distinct_total: self.set.len() as u64,
             set_bytes: self.set.heap_bytes() as u64,
+            cache_bytes: self.batch.recent.heap_bytes() as u64,
             ..self.stats
         }
     }
@@ -130,7 +134,7 @@ impl Deduper {
             last = chunk.last().copied();
             self.stats.preloaded += self.key_chunk(chunk, None) as u64;
             let keys = keys(&self.lines, &self.arena, chunk);
-            self.set.insert_batch(&keys, &mut self.fresh);
+            self.batch.insert(self.set.as_mut(), &keys, &mut self.fresh);
         }
         if let Some(log) = sink.append_log() {
             log.set_last_byte(last);
@@ -157,7 +161,7 @@ impl Deduper {
             line_no += lines as u64;
             self.stats.lines_read += lines as u64;
             let keys = keys(&self.lines, &self.arena, chunk);
-            self.set.insert_batch(&keys, &mut self.fresh);
+            self.batch.insert(self.set.as_mut(), &keys, &mut self.fresh);
             self.decide(chunk, sink);
             sink.commit()?;
         }
@@ -221,6 +225,47 @@ impl Deduper {
                 self.stats.duplicates += 1;
             }
             sink.line(&chunk[from..end], is_new);
+        }
+    }
+}
+
+/// Batch inserts through the recent-key cache: cached keys are known
+/// repeats; the rest go to the set in one `insert_batch`, then are cached.
+struct CachedBatch {
+    recent: Recent,
+    hashes: Vec<u64>,
+    misses: Vec<usize>,
+    miss_fresh: Vec<bool>,
+}
+
+impl CachedBatch {
+    fn new() -> Self {
+        CachedBatch {
+            recent: Recent::new(),
+            hashes: Vec::new(),
+            misses: Vec::new(),
+            miss_fresh: Vec::new(),
+        }
+    }
+
+    /// `fresh[i]` = what sequential `set.insert(keys[i])` would return.
+    fn insert(&mut self, set: &mut dyn SeenSet, keys: &[&[u8]], fresh: &mut Vec<bool>) {
+        self.hashes.clear();
+        self.misses.clear();
+        for (i, key) in keys.iter().enumerate() {
+            let h = Recent::hash(key);
+            self.hashes.push(h);
+            if !self.recent.contains(key, h) {
+                self.misses.push(i);
+            }
+        }
+        let miss_keys: Vec<&[u8]> = self.misses.iter().map(|&i| keys[i]).collect();
+        set.insert_batch(&miss_keys, &mut self.miss_fresh);
+        fresh.clear();
+        fresh.resize(keys.len(), false);
+        for (&i, &is_new) in self.misses.iter().zip(&self.miss_fresh) {
+            fresh[i] = is_new;
+            self.recent.remember(keys[i], self.hashes[i]);
         }
     }
 }

@@ -36,6 +36,7 @@ mod engine;
 mod error;
 mod key;
 mod partitioned;
+mod recent;
 mod sink;
 mod stats;
 

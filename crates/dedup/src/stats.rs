@@ -22,6 +22,8 @@ pub struct Stats {
     pub distinct_total: u64,
     /// Heap bytes of the seen-set.
     pub set_bytes: u64,
+    /// Heap bytes of the fixed recent-key cache in front of the set.
+    pub cache_bytes: u64,
 }
 
 impl Stats {
@@ -52,6 +54,7 @@ impl fmt::Display for Stats {
             self.backend,
             self.set_bytes,
             self.bytes_per_distinct()
-        )
+        )?;
+        writeln!(f, "recent-key cache:  {} bytes (fixed)", self.cache_bytes)
     }
 }
