@@ -15,14 +15,16 @@ use mgz_url::Policy;
 pub struct DedupArgs {
     /// Inputs, read in order; `-` or none means standard input.
     files: Vec<PathBuf>,
-    /// Seen-set backend: compact (exact), fingerprint (false positive rate
-    /// --fpr, default 2^-36), bloom (--fpr, sized by --expected), hash (exact).
-    #[arg(long, default_value = "compact")]
+    /// Seen-set backend: compact (exact, compressed), fingerprint (false
+    /// positives at --fpr, default 2^-36, ~5 bytes per line), bloom (false
+    /// positives at --fpr, default 1%; scalable unless --expected is given),
+    /// hash (exact, ~100 bytes per line). A false positive drops a new line.
+    #[arg(long, default_value = "compact", value_parser = ["compact", "fingerprint", "bloom", "hash"])]
     seen: String,
-    /// Target false-positive rate of fingerprint and bloom.
+    /// Target false-positive rate per line of fingerprint and bloom.
     #[arg(long)]
     fpr: Option<f64>,
-    /// Expected number of distinct lines (sizes bloom).
+    /// Expected number of distinct lines (sizes bloom and fingerprint).
     #[arg(long)]
     expected: Option<u64>,
     /// Dedupe on canonical URLs (printing each first line as given); lines

@@ -110,7 +110,7 @@ fn canonicalize_collapses_variants_and_strict_reports() {
 fn unknown_backend_and_bad_fpr_are_clear_errors() {
     let out = dedup(&["--seen", "nope"], b"a\n");
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown seen-set backend"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("invalid value 'nope'"));
     let out = dedup(&["--seen", "hash", "--fpr", "1.5"], b"a\n");
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--fpr"));

@@ -1,13 +1,18 @@
-//! `--seen bloom`: a false positive drops a new line; their rate stays within
-//! the `--fpr` bound while the input holds at most `--expected` distinct lines.
+//! `--seen bloom` and `--seen fingerprint`: a false positive drops a new line;
+//! their rate stays within the `--fpr` bound while the input holds at most
+//! `--expected` distinct lines.
 
 use mgz_dedup::{Deduper, Emit, Options, Sink, backend};
 
 /// Dedupes `n` distinct lines through a bloom sized for `n` at `fpr`;
 /// returns the indexes of the lines wrongly reported as repeats.
 fn false_positives(n: usize, fpr: f64) -> Vec<usize> {
+    false_positives_of("bloom", n, fpr)
+}
+
+fn false_positives_of(name: &str, n: usize, fpr: f64) -> Vec<usize> {
     let opts = backend::SeenOptions::new(Some(n as u64), Some(fpr));
-    let set = backend::open("bloom", &opts).unwrap();
+    let set = backend::open(name, &opts).unwrap();
     let mut dedup = Deduper::new(set, Options::default());
     let input: Vec<u8> = (0..n)
         .flat_map(|i| format!("https://host{}.example/p/{i}\n", i % 97).into_bytes())
@@ -71,4 +76,16 @@ fn a_tighter_rate_gives_fewer_false_positives() {
     let tight = false_positives(n, 0.0005).len();
     assert!(tight < loose, "tight {tight}, loose {loose}");
     assert!((tight as f64) <= bound(n, 0.0005));
+}
+
+#[test]
+fn fingerprint_false_positive_rate_is_within_bound() {
+    // At a deliberately loose rate, so that false positives are measurable.
+    let (n, p) = (60_000, 0.01);
+    let fps = false_positives_of("fingerprint", n, p).len();
+    assert!((fps as f64) <= bound(n, p), "{fps} false positives");
+    assert!(
+        fps > 0,
+        "no false positive at p = 1 %: is the rate applied?"
+    );
 }
