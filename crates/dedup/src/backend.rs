@@ -22,14 +22,16 @@
 //!
 //! `fingerprint` is split into [`FINGERPRINT_PARTS`] parts by key hash (see
 //! [`crate::partitioned`]): its merges then double only 1/64 of the set at a
-//! time, which keeps peak memory near the final size.
+//! time, which keeps peak memory near the final size. `compact` is split the
+//! same way into [`COMPACT_PARTS`] parts, routed by host so that a host's
+//! URLs still compress together.
 
 use mgz_seen::compact::CompactSet;
 use mgz_seen::fingerprint::{DEFAULT_EPSILON, FingerprintSet};
 use mgz_seen::{BackendOptions, SeenError, SeenSet};
 
 use crate::DedupError;
-use crate::partitioned::Partitioned;
+use crate::partitioned::{Partitioned, Route};
 
 /// Backend names `--seen` accepts.
 pub const BACKENDS: &[&str] = &["compact", "fingerprint", "bloom", "hash"];
@@ -42,6 +44,9 @@ pub const FINGERPRINT_CAPACITY: usize = 1 << 24;
 
 /// Parts of a `fingerprint` set (a power of two).
 pub const FINGERPRINT_PARTS: usize = 64;
+
+/// Parts of a `compact` set, routed by host (a power of two).
+pub const COMPACT_PARTS: usize = 16;
 
 /// Sizing hints for probabilistic and pre-sized backends.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -99,14 +104,19 @@ fn direct(
     fpr: Option<f64>,
 ) -> Result<Box<dyn SeenSet>, DedupError> {
     Ok(match name {
-        "compact" => Box::new(CompactSet::new()),
+        "compact" => {
+            let parts = (0..COMPACT_PARTS)
+                .map(|_| Box::new(CompactSet::new()) as _)
+                .collect();
+            Box::new(Partitioned::new(parts, Route::Host))
+        }
         "fingerprint" => {
             let capacity = expected.unwrap_or(FINGERPRINT_CAPACITY) / FINGERPRINT_PARTS;
             let epsilon = fpr.unwrap_or(DEFAULT_EPSILON);
             let parts = (0..FINGERPRINT_PARTS)
                 .map(|_| Ok(Box::new(FingerprintSet::new(capacity.max(1), epsilon)?) as _))
                 .collect::<Result<Vec<Box<dyn SeenSet>>, SeenError>>()?;
-            Box::new(Partitioned::new(parts))
+            Box::new(Partitioned::new(parts, Route::Key))
         }
         _ => {
             return Err(DedupError::UnknownBackend {

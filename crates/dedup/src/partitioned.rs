@@ -1,7 +1,7 @@
 //! A seen-set split into `P` independent sets by a hash of the key.
 //!
 //! ```text
-//!   key ─ xxh3_64_with_seed(key, SEED) ─ top log2(P) bits ─▶ part p
+//!   key ─ route part of key ─ xxh3_64_with_seed(·, SEED) ─ top log2(P) bits ─▶ part p
 //!   parts: [ set 0 ][ set 1 ] ... [ set P-1 ]   each holds ~n/P keys
 //! ```
 //!
@@ -21,6 +21,11 @@
 //! from unseeded xxh3, and routing on those same bits would put fingerprints
 //! of one part into 1/P of its universe, multiplying collisions by P.
 //!
+//! Routing on the whole key suits hashed sets. Sets that compress sorted
+//! neighbours (`compact` front-codes a host's URLs together) route on the
+//! host ([`Route::Host`]), so each host's keys stay in one part, still sorted
+//! together; a very popular host then makes its part bigger than n/P.
+//!
 //! Cost: one extra hash per key, and per batch 4 bytes + one slice per key.
 
 use mgz_seen::{Guarantee, SeenSet};
@@ -29,9 +34,35 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 /// Seed of the routing hash (any constant other than the backends' 0).
 const SEED: u64 = 0x6d67_7a2d_6465_6475;
 
-/// `P` seen-sets behind one, routed by key hash.
+/// Which bytes of a key choose its part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Route {
+    /// The whole key.
+    Key,
+    /// The host: after a `://` near the start (if any), up to the next `/`.
+    /// Canonical keys (`com.example/path`) and raw URL lines both route on
+    /// their host; other lines route on what precedes their first `/`.
+    Host,
+}
+
+impl Route {
+    fn bytes(self, key: &[u8]) -> &[u8] {
+        match self {
+            Route::Key => key,
+            Route::Host => {
+                let head = &key[..key.len().min(16)];
+                let from = memchr::memmem::find(head, b"://").map_or(0, |i| i + 3);
+                let end = memchr::memchr(b'/', &key[from..]).map_or(key.len(), |i| from + i);
+                &key[from..end]
+            }
+        }
+    }
+}
+
+/// `P` seen-sets behind one, routed by a hash of (part of) the key.
 pub(crate) struct Partitioned {
     parts: Vec<Box<dyn SeenSet>>,
+    route_by: Route,
     shift: u32,
     route: Vec<u32>,
     sub_out: Vec<bool>,
@@ -39,12 +70,13 @@ pub(crate) struct Partitioned {
 
 impl Partitioned {
     /// Joins `parts` (a power of two, at least 1, all of one backend).
-    pub(crate) fn new(parts: Vec<Box<dyn SeenSet>>) -> Self {
+    pub(crate) fn new(parts: Vec<Box<dyn SeenSet>>, route_by: Route) -> Self {
         debug_assert!(
             parts.len().is_power_of_two(),
             "part count must be a power of two"
         );
         Partitioned {
+            route_by,
             shift: 64 - parts.len().trailing_zeros(),
             parts,
             route: Vec::new(),
@@ -54,7 +86,8 @@ impl Partitioned {
 
     fn part(&self, key: &[u8]) -> usize {
         // `checked_shr`: with one part the shift is 64, which means part 0.
-        xxh3_64_with_seed(key, SEED)
+        let routed = self.route_by.bytes(key);
+        xxh3_64_with_seed(routed, SEED)
             .checked_shr(self.shift)
             .unwrap_or(0) as usize
     }
@@ -138,12 +171,34 @@ mod tests {
     use super::*;
     use mgz_seen::hash::HashSeen;
 
+    fn split_by(parts: usize, route: Route) -> Partitioned {
+        let sets = (0..parts)
+            .map(|_| Box::new(HashSeen::new()) as Box<dyn SeenSet>)
+            .collect();
+        Partitioned::new(sets, route)
+    }
+
     fn split(parts: usize) -> Partitioned {
-        Partitioned::new(
-            (0..parts)
-                .map(|_| Box::new(HashSeen::new()) as Box<dyn SeenSet>)
-                .collect(),
-        )
+        split_by(parts, Route::Key)
+    }
+
+    #[test]
+    fn host_routing_keeps_a_host_in_one_part() {
+        let set = split_by(16, Route::Host);
+        let part = set.part(b"https://www.example.com/a");
+        for key in [
+            "https://www.example.com/b/c",
+            "https://www.example.com",
+            "http://www.example.com/x?y",
+        ] {
+            assert_eq!(set.part(key.as_bytes()), part, "{key}");
+        }
+        assert_eq!(Route::Host.bytes(b"com.example/p/q"), b"com.example");
+        assert_eq!(Route::Host.bytes(b"no slash"), b"no slash");
+        assert_eq!(
+            Route::Host.bytes(b"http://h.example:8080/p"),
+            b"h.example:8080"
+        );
     }
 
     #[test]
