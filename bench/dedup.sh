@@ -164,7 +164,10 @@ bench_input() {
     run awk "$input" awk '!seen[$0]++'
     row "awk" "LC_ALL=C awk '!seen[\$0]++'" "-" "$(verdict awk order)" "$WALL" "$RSS" "$h_wall" "$h_rss" | tee -a "$table"
     echo | tee -a "$table"
-    check_targets "$label" "$h_wall" "$h_rss" | tee -a "$table"
+    # The targets are stated for the 10M synthetic run; small inputs measure
+    # process start-up more than the set.
+    [[ $label == synthetic-* ]] && check_targets "$label" "$h_wall" "$h_rss" | tee -a "$table"
+    return 0
 }
 
 # row TOOL COMMAND PER VERDICT WALL RSS HWALL HRSS
