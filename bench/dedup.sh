@@ -14,6 +14,7 @@
 #        SCRATCH=target/bench-dedup   inputs, outputs, tables
 #        PEERS=target/bench-peers     cargo install --root for huniq/runiq
 #        BACKENDS="compact fingerprint bloom hash"
+#        PEER_SET=all     or "huniq": skip runiq, sort and awk (quick target re-checks)
 #        DATA=../shared/data (found next to the checkout by default)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,6 +25,7 @@ REPS=${REPS:-1}
 SCRATCH=${SCRATCH:-$ROOT/target/bench-dedup}
 PEERS=${PEERS:-$ROOT/target/bench-peers}
 BACKENDS=${BACKENDS:-compact fingerprint bloom hash}
+PEER_SET=${PEER_SET:-all}
 DATA=${DATA:-$(for d in "$ROOT/../shared/data" "$ROOT/../../shared/data"; do [[ -d $d ]] && echo "$d" && break; done)}
 export LC_ALL=C # byte semantics for sort and awk, like the other tools
 mkdir -p "$SCRATCH"
@@ -81,23 +83,25 @@ EOF
     echo "$f"
 }
 
-# run NAME INPUT CMD...: best-of-REPS wall seconds and peak RSS kB into
-# $WALL/$RSS; output in $SCRATCH/out.NAME, stderr in $SCRATCH/err.NAME.
+# run NAME INPUT CMD...: best-of-REPS wall seconds, the CPU seconds (user +
+# sys) of that run, and the peak RSS kB into $WALL/$CPU/$RSS; output in
+# $SCRATCH/out.NAME, stderr in $SCRATCH/err.NAME.
 run() {
     local name=$1 input=$2
     shift 2
-    WALL="" RSS=""
-    local rep t
+    WALL="" RSS="" CPU=""
+    local rep t c
     for ((rep = 0; rep < REPS; rep++)); do
         /usr/bin/time -v -o "$SCRATCH/time.$name" "$@" <"$input" \
             >"$SCRATCH/out.$name" 2>"$SCRATCH/err.$name" || {
-            WALL=fail RSS=fail
+            WALL=fail RSS=fail CPU=fail
             return
         }
         t=$(awk -F': ' '/Elapsed \(wall clock\)/ {n = split($2, a, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + a[i]; print s}' "$SCRATCH/time.$name")
         local r
         r=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$SCRATCH/time.$name")
-        if [[ -z $WALL ]] || awk "BEGIN {exit !($t < $WALL)}"; then WALL=$t; fi
+        c=$(awk -F': ' '/(User|System) time \(seconds\)/ {s += $2} END {print s}' "$SCRATCH/time.$name")
+        if [[ -z $WALL ]] || awk "BEGIN {exit !($t < $WALL)}"; then WALL=$t CPU=$c; fi
         if [[ -z $RSS ]] || ((r > RSS)); then RSS=$r; fi
     done
 }
@@ -129,15 +133,15 @@ bench_input() {
     bytes=$(wc -c <"$input")
     cat "$input" >/dev/null # warm the page cache for everyone
     run huniq "$input" "$HUNIQ"
-    local h_wall=$WALL h_rss=$RSS distinct
+    local h_wall=$WALL h_rss=$RSS h_cpu=$CPU distinct
     distinct=$(wc -l <"$SCRATCH/out.huniq")
     {
         echo "### $label: $lines lines, $distinct distinct, $((bytes / lines)) B/line mean"
         echo
-        echo "| tool | command | wall s | peak RSS MB | wall / huniq | RSS / huniq | set B/distinct | output vs huniq |"
-        echo "|---|---|---|---|---|---|---|---|"
+        echo "| tool | command | wall s | CPU s | peak RSS MB | wall / huniq | RSS / huniq | set B/distinct | output vs huniq |"
+        echo "|---|---|---|---|---|---|---|---|---|"
     } | tee "$table"
-    row huniq "huniq" "-" "identical" "$h_wall" "$h_rss" "$h_wall" "$h_rss" | tee -a "$table"
+    CPU=$h_cpu row huniq "huniq" "-" "identical" "$h_wall" "$h_rss" "$h_wall" "$h_rss" | tee -a "$table"
     local b
     for b in $BACKENDS; do
         run "mgz-$b" "$input" "$MGZ" dedup --seen "$b" --stats
@@ -149,8 +153,21 @@ bench_input() {
             per=$(awk '/bytes per distinct line/ {gsub(/[(,]/, ""); for (i = 1; i <= NF; i++) if ($i == "bytes" && $(i + 1) == "per") print $(i - 1)}' "$SCRATCH/err.mgz-$b")
         fi
         row "mgz dedup --seen $b" "mgz dedup --seen $b" "$per" "$v" "$WALL" "$RSS" "$h_wall" "$h_rss" | tee -a "$table"
-        eval "WALL_$b=\$WALL RSS_$b=\$RSS"
+        eval "WALL_$b=\$WALL RSS_$b=\$RSS CPU_$b=\$CPU"
     done
+    if [[ $PEER_SET == all ]]; then
+        bench_peers "$input" "$table" "$h_wall" "$h_rss"
+    fi
+    echo | tee -a "$table"
+    # The targets are stated for the 10M synthetic run; small inputs measure
+    # process start-up more than the set.
+    [[ $label == synthetic-* ]] && check_targets "$label" "$h_wall" "$h_rss" "$h_cpu" | tee -a "$table"
+    return 0
+}
+
+# runiq (three filters), sort -u and awk on INPUT, rows into TABLE.
+bench_peers() {
+    local input=$1 table=$2 h_wall=$3 h_rss=$4
     local f
     for f in quick simple compact; do
         run "runiq-$f" "$input" "$RUNIQ" -f "$f"
@@ -163,37 +180,32 @@ bench_input() {
     row "sort -u" "LC_ALL=C sort -u" "-" "$(verdict sort set)" "$WALL" "$RSS" "$h_wall" "$h_rss" | tee -a "$table"
     run awk "$input" awk '!seen[$0]++'
     row "awk" "LC_ALL=C awk '!seen[\$0]++'" "-" "$(verdict awk order)" "$WALL" "$RSS" "$h_wall" "$h_rss" | tee -a "$table"
-    echo | tee -a "$table"
-    # The targets are stated for the 10M synthetic run; small inputs measure
-    # process start-up more than the set.
-    [[ $label == synthetic-* ]] && check_targets "$label" "$h_wall" "$h_rss" | tee -a "$table"
-    return 0
 }
 
 # row TOOL COMMAND PER VERDICT WALL RSS HWALL HRSS
 row() {
     local wall=$5 rss=$6 hw=$7 hr=$8
     if [[ $wall == fail ]]; then
-        echo "| $1 | \`$2\` | - | - | - | - | - | $4 |"
+        echo "| $1 | \`$2\` | - | - | - | - | - | - | $4 |"
         return
     fi
-    awk -v t="$1" -v c="$2" -v p="$3" -v v="$4" -v w="$wall" -v r="$rss" -v hw="$hw" -v hr="$hr" 'BEGIN {
-        printf "| %s | `%s` | %.2f | %.1f | %.2f | %.3f | %s | %s |\n", t, c, w, r / 1024, w / hw, r / hr, p, v }'
+    awk -v t="$1" -v c="$2" -v p="$3" -v v="$4" -v w="$wall" -v u="$CPU" -v r="$rss" -v hw="$hw" -v hr="$hr" 'BEGIN {
+        printf "| %s | `%s` | %.2f | %.2f | %.1f | %.2f | %.3f | %s | %s |\n", t, c, w, u, r / 1024, w / hw, r / hr, p, v }'
 }
 
 # The issue's targets: fingerprint <= 1/4 huniq RSS in <= huniq wall;
 # compact <= 1/8 runiq-simple RSS in <= 1.5x huniq wall.
 check_targets() {
-    local label=$1 hw=$2 hr=$3
+    local label=$1 hw=$2 hr=$3 hc=$4
     if [[ ${WALL_fingerprint:-fail} != fail ]]; then
-        awk -v w="$WALL_fingerprint" -v r="$RSS_fingerprint" -v hw="$hw" -v hr="$hr" -v l="$label" 'BEGIN {
+        awk -v w="$WALL_fingerprint" -v r="$RSS_fingerprint" -v c="$CPU_fingerprint" -v hw="$hw" -v hr="$hr" -v hc="$hc" -v l="$label" 'BEGIN {
             ok = (r <= hr / 4 && w <= hw)
-            printf "- %s: fingerprint RSS %.3f x huniq (target <= 0.25), wall %.2f x huniq (target <= 1): %s\n", l, r / hr, w / hw, ok ? "PASS" : "FAIL" }'
+            printf "- %s: fingerprint RSS %.3f x huniq (target <= 0.25), wall %.2f x huniq (target <= 1; CPU %.2f x): %s\n", l, r / hr, w / hw, c / hc, ok ? "PASS" : "FAIL" }'
     fi
     if [[ ${WALL_compact:-fail} != fail && ${RSS_runiq_simple:-fail} != fail ]]; then
-        awk -v w="$WALL_compact" -v r="$RSS_compact" -v hw="$hw" -v rs="$RSS_runiq_simple" -v l="$label" 'BEGIN {
+        awk -v w="$WALL_compact" -v r="$RSS_compact" -v c="$CPU_compact" -v hw="$hw" -v hc="$hc" -v rs="$RSS_runiq_simple" -v l="$label" 'BEGIN {
             ok = (r <= rs / 8 && w <= 1.5 * hw)
-            printf "- %s: compact RSS %.3f x runiq -f simple (target <= 0.125), wall %.2f x huniq (target <= 1.5): %s\n", l, r / rs, w / hw, ok ? "PASS" : "FAIL" }'
+            printf "- %s: compact RSS %.3f x runiq -f simple (target <= 0.125), wall %.2f x huniq (target <= 1.5; CPU %.2f x): %s\n", l, r / rs, w / hw, c / hc, ok ? "PASS" : "FAIL" }'
     fi
 }
 
