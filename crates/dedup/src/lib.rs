@@ -5,7 +5,9 @@
 //!   inputs ─▶ Chunks (256 KiB reads, whole lines) ─▶ Deduper ─▶ Sink ─▶ output
 //!                                                   │  ▲        │
 //!                                         keys ─────┘  │        └─▶ AppendLog (fsync first)
-//!                                          SeenSet::insert_batch
+//!                        recent-key cache (exact) ─▶ SeenSet::insert_batch
+//!                                                    (fingerprint, compact: split in
+//!                                                     hash-routed parts, see `backend`)
 //! ```
 //!
 //! Guarantees:
