@@ -3,10 +3,16 @@
 
 use clap::{Parser, Subcommand};
 
+mod alloc;
+mod bench;
 mod dedup_cmd;
 mod demo;
 mod sim_cmd;
 mod url_cmd;
+
+/// Counts bytes so `mgz bench` measures memory instead of estimating it.
+#[global_allocator]
+static ALLOC: alloc::Counting = alloc::Counting;
 
 /// MillionGazillion: a crawl frontier that remembers every URL in little memory.
 #[derive(Parser)]
@@ -26,6 +32,8 @@ enum Command {
     Url(url_cmd::UrlArgs),
     /// The synthetic web: serve it, print its seeds, ground truth or a URL stream.
     Sim(sim_cmd::SimArgs),
+    /// Benchmarks: `mgz bench seen` compares the seen-set backends.
+    Bench(bench::BenchArgs),
 }
 
 fn main() -> std::process::ExitCode {
@@ -35,6 +43,7 @@ fn main() -> std::process::ExitCode {
         Command::Dedup(args) => dedup_cmd::run(args),
         Command::Url(args) => url_cmd::run(args),
         Command::Sim(args) => sim_cmd::run(args),
+        Command::Bench(args) => bench::run(args),
     };
     match result {
         Ok(code) => code,

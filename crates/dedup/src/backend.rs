@@ -91,14 +91,14 @@ pub fn open(name: &str, opts: &SeenOptions) -> Result<Box<dyn SeenSet>, DedupErr
         expected: expected.unwrap_or(SCALABLE_FIRST_SLICE).max(1),
         fpr: opts.fpr,
     };
-    match mgz_seen::backend(registry_name, &backend_opts) {
-        Err(SeenError::UnknownBackend { .. }) => direct(name, expected, opts.fpr),
-        other => Ok(other?),
+    match name {
+        "compact" | "fingerprint" => partitioned(name, expected, opts.fpr),
+        _ => Ok(mgz_seen::backend(registry_name, &backend_opts)?),
     }
 }
 
-/// The backends the `mgz-seen` registry does not list (yet), built directly.
-fn direct(
+/// `compact` and `fingerprint`, split into hash-routed parts (module docs).
+fn partitioned(
     name: &str,
     expected: Option<usize>,
     fpr: Option<f64>,

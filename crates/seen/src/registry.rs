@@ -3,10 +3,12 @@
 //! Adding a backend is one line in [`BACKENDS`] and one arm in [`backend`].
 
 use crate::bloom::{BlockedBloom, ClassicBloom, ScalableBloom};
+use crate::compact::CompactSet;
+use crate::fingerprint::{DEFAULT_EPSILON, FingerprintSet};
 use crate::{SeenError, SeenSet, hash::HashSeen, tst::Tst, xtrie::XTrie};
 
 /// Names [`backend`] accepts for the main backends, in report order.
-pub const BACKENDS: &[&str] = &["hash", "xtrie", "tst", "bloom"];
+pub const BACKENDS: &[&str] = &["hash", "xtrie", "tst", "bloom", "fingerprint", "compact"];
 
 /// Extra names [`backend`] accepts: layout variants kept for measurement.
 pub const VARIANTS: &[&str] = &["bloom-classic", "bloom-blocked", "bloom-scalable"];
@@ -50,9 +52,16 @@ pub fn backend(name: &str, opts: &BackendOptions) -> Result<Box<dyn SeenSet>, Se
         "hash" => Box::new(HashSeen::new()),
         "xtrie" => Box::new(XTrie::new()),
         "tst" => Box::new(Tst::new()),
-        "bloom" | "bloom-blocked" => Box::new(BlockedBloom::new(opts.expected, fpr)?),
-        "bloom-classic" => Box::new(ClassicBloom::new(opts.expected, fpr)?),
+        // Classic is the default: at 10M keys and equal FPR it inserted as
+        // fast as the blocked layout and looked up faster (docs/BENCHMARKS.md).
+        "bloom" | "bloom-classic" => Box::new(ClassicBloom::new(opts.expected, fpr)?),
+        "bloom-blocked" => Box::new(BlockedBloom::new(opts.expected, fpr)?),
         "bloom-scalable" => Box::new(ScalableBloom::new(opts.expected, fpr)?),
+        "fingerprint" => Box::new(FingerprintSet::new(
+            opts.expected,
+            opts.fpr.unwrap_or(DEFAULT_EPSILON),
+        )?),
+        "compact" => Box::new(CompactSet::new()),
         _ => {
             return Err(SeenError::UnknownBackend {
                 name: name.to_string(),

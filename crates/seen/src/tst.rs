@@ -26,8 +26,8 @@
 //!
 //! # Cost
 //! Bytes per URL: 16 × (bytes not shared with an earlier key's prefix), plus
-//! up to 2× `Vec` growth slack: half the XTrie's blocks, still ~500 B for a
-//! typical URL. Insert and lookup visit one node per key byte plus
+//! up to 2× `Vec` growth slack: half the XTrie's blocks, still 644 B per
+//! unique URL measured on 1M synthetic URLs, 7.8× the `hash` baseline. Insert and lookup visit one node per key byte plus
 //! ~log2(fan-out) `lo`/`hi` hops per level, each likely a cache miss.
 //!
 //! ```

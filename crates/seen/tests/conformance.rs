@@ -15,3 +15,6 @@ conformance!(bloom_blocked, || backend("bloom-blocked", &suite::opts())
     .unwrap());
 conformance!(bloom_scalable, || backend("bloom-scalable", &suite::opts())
     .unwrap());
+conformance!(fingerprint, || backend("fingerprint", &suite::opts())
+    .unwrap());
+conformance!(compact, || backend("compact", &suite::opts()).unwrap());

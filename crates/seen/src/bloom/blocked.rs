@@ -1,6 +1,6 @@
 //! Cache-blocked layout: h1 picks one 64-byte block, h2 the k bits inside.
 
-use super::{Hashes, classic_size, estimate, hash, reduce, warn_threshold};
+use super::{Fill, Hashes, classic_size, hash, reduce};
 use crate::{Guarantee, SeenError, SeenSet};
 
 const BLOCK_BITS: u64 = 512;
@@ -14,21 +14,19 @@ struct Block([u64; 8]);
 #[derive(Debug, Clone)]
 pub struct BlockedBloom {
     blocks: Vec<Block>,
-    k: u32,
-    expected: usize,
-    fpr: f64,
-    set_bits: u64,
-    warn_at: u64,
-    warned: bool,
-    len: usize,
+    fill: Fill,
 }
 
 /// Analytic false-positive rate of a blocked filter: a block receiving `c`
-/// keys has each bit set with probability `1 − (1 − 1/B)^(k·c)`; `c` is
-/// Poisson with mean `n·B/m`.
+/// keys has each bit set with probability `f = 1 − (1 − 1/B)^(k·c)`; `c` is
+/// Poisson with mean `n·B/m`. The k probes of a lookup are independent
+/// 9-bit values, so two of them coincide with probability `q ≈ k(k−1)/2B`;
+/// the lookup then tests only k − 1 distinct bits: `(1 − q)·f^k + q·f^(k−1)`.
+/// (Without the `q` term the sizing came out 5 % optimistic, measured.)
 pub(crate) fn blocked_fpr(n: usize, m: u64, k: u32) -> f64 {
     let lambda = n as f64 * BLOCK_BITS as f64 / m as f64;
     let per_key = (1.0 - 1.0 / BLOCK_BITS as f64).powi(k as i32);
+    let q = (f64::from(k) * f64::from(k.saturating_sub(1)) / (2.0 * BLOCK_BITS as f64)).min(1.0);
     let hi = (lambda + 12.0 * lambda.sqrt() + 30.0) as u64;
     let mut log_pmf = -lambda; // ln Poisson(0)
     let mut total = 0.0;
@@ -37,7 +35,8 @@ pub(crate) fn blocked_fpr(n: usize, m: u64, k: u32) -> f64 {
             log_pmf += lambda.ln() - (c as f64).ln();
         }
         let fill = 1.0 - per_key.powf(c as f64);
-        total += log_pmf.exp() * fill.powi(k as i32);
+        let tested = (1.0 - q) * fill.powi(k as i32) + q * fill.powi(k as i32 - 1);
+        total += log_pmf.exp() * tested;
     }
     total
 }
@@ -53,25 +52,13 @@ impl BlockedBloom {
         }
         Ok(Self {
             blocks: vec![Block::default(); (m / BLOCK_BITS) as usize],
-            k,
-            expected,
-            fpr,
-            set_bits: 0,
-            warn_at: warn_threshold(m, k, expected),
-            warned: false,
-            len: 0,
+            fill: Fill::new(m, k, expected, fpr),
         })
-    }
-
-    /// Stops the over-capacity warning (a scalable filter's slices are
-    /// replaced, not overfilled, when they reach their count).
-    pub(crate) fn silence(&mut self) {
-        self.warned = true;
     }
 
     /// Number of probes per key.
     pub fn hashes(&self) -> u32 {
-        self.k
+        self.fill.k
     }
 
     /// Number of bits.
@@ -81,12 +68,12 @@ impl BlockedBloom {
 
     /// Seed 003's estimate of the keys inserted (blind to block skew).
     pub fn estimated_len(&self) -> f64 {
-        estimate(self.bits(), self.k, self.set_bits)
+        self.fill.estimated_len()
     }
 
     /// Whether the estimate has passed the expected count (and warned).
     pub fn over_capacity(&self) -> bool {
-        self.warned
+        self.fill.warned
     }
 
     /// The k bit positions inside the block: independent 9-bit slices of
@@ -111,29 +98,16 @@ impl BlockedBloom {
         let idx = reduce(h.h1, self.blocks.len() as u64) as usize;
         let block = &mut self.blocks[idx].0;
         let mut new_bits = 0;
-        for (w, mask) in Self::probes(h, self.k) {
+        for (w, mask) in Self::probes(h, self.fill.k) {
             new_bits += u64::from(block[w] & mask == 0);
             block[w] |= mask;
         }
-        self.set_bits += new_bits;
-        if new_bits == 0 {
-            return false;
-        }
-        self.len += 1;
-        if !self.warned && self.set_bits >= self.warn_at {
-            self.warned = true;
-            tracing::warn!(
-                estimate = self.estimated_len(),
-                expected = self.expected,
-                "bloom filter holds more keys than it was sized for; false-positive rate now above target"
-            );
-        }
-        true
+        self.fill.record(new_bits)
     }
 
     pub(crate) fn contains_hashed(&self, h: Hashes) -> bool {
         let block = &self.blocks[reduce(h.h1, self.blocks.len() as u64) as usize].0;
-        Self::probes(h, self.k).all(|(w, mask)| block[w] & mask != 0)
+        Self::probes(h, self.fill.k).all(|(w, mask)| block[w] & mask != 0)
     }
 }
 
@@ -147,7 +121,7 @@ impl SeenSet for BlockedBloom {
     }
 
     fn len(&self) -> usize {
-        self.len
+        self.fill.len
     }
 
     fn heap_bytes(&self) -> usize {
@@ -155,7 +129,9 @@ impl SeenSet for BlockedBloom {
     }
 
     fn guarantee(&self) -> Guarantee {
-        Guarantee::FalsePositive { rate: self.fpr }
+        Guarantee::FalsePositive {
+            rate: self.fill.fpr,
+        }
     }
 
     fn name(&self) -> &'static str {

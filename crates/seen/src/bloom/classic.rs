@@ -1,20 +1,13 @@
 //! The seed's layout: one flat bit array, k probes anywhere in it.
 
-use super::{Hashes, classic_size, estimate, hash, reduce, warn_threshold};
+use super::{Fill, Hashes, classic_size, hash, reduce};
 use crate::{Guarantee, SeenError, SeenSet};
 
 /// A classic Bloom filter (seed 003).
 #[derive(Debug, Clone)]
 pub struct ClassicBloom {
     bits: Vec<u64>,
-    m: u64,
-    k: u32,
-    expected: usize,
-    fpr: f64,
-    set_bits: u64,
-    warn_at: u64,
-    warned: bool,
-    len: usize,
+    fill: Fill,
 }
 
 impl ClassicBloom {
@@ -23,67 +16,56 @@ impl ClassicBloom {
         let (m, k) = classic_size(expected, fpr, "bloom-classic")?;
         Ok(Self {
             bits: vec![0; m.div_ceil(64) as usize],
-            m,
-            k,
-            expected,
-            fpr,
-            set_bits: 0,
-            warn_at: warn_threshold(m, k, expected),
-            warned: false,
-            len: 0,
+            fill: Fill::new(m, k, expected, fpr),
         })
+    }
+
+    /// Stops the over-capacity warning (a scalable filter's slices are
+    /// replaced, not overfilled, when they reach their count).
+    pub(crate) fn silence(&mut self) {
+        self.fill.warned = true;
     }
 
     /// Number of probes per key.
     pub fn hashes(&self) -> u32 {
-        self.k
+        self.fill.k
     }
 
     /// Number of bits.
     pub fn bits(&self) -> u64 {
-        self.m
+        self.fill.m
     }
 
     /// Seed 003's estimate of the keys inserted, from the set-bit count.
     pub fn estimated_len(&self) -> f64 {
-        estimate(self.m, self.k, self.set_bits)
+        self.fill.estimated_len()
     }
 
     /// Whether the estimate has passed the expected count (and warned).
     pub fn over_capacity(&self) -> bool {
-        self.warned
+        self.fill.warned
     }
 
     fn probe(&self, h: Hashes, i: u32) -> (usize, u64) {
-        let bit = reduce(h.h1.wrapping_add(u64::from(i).wrapping_mul(h.h2)), self.m);
+        let bit = reduce(
+            h.h1.wrapping_add(u64::from(i).wrapping_mul(h.h2)),
+            self.fill.m,
+        );
         ((bit / 64) as usize, 1u64 << (bit % 64))
     }
 
     pub(crate) fn insert_hashed(&mut self, h: Hashes) -> bool {
         let mut new_bits = 0;
-        for i in 0..self.k {
+        for i in 0..self.fill.k {
             let (w, mask) = self.probe(h, i);
             new_bits += u64::from(self.bits[w] & mask == 0);
             self.bits[w] |= mask;
         }
-        self.set_bits += new_bits;
-        if new_bits == 0 {
-            return false;
-        }
-        self.len += 1;
-        if !self.warned && self.set_bits >= self.warn_at {
-            self.warned = true;
-            tracing::warn!(
-                estimate = self.estimated_len(),
-                expected = self.expected,
-                "bloom filter holds more keys than it was sized for; false-positive rate now above target"
-            );
-        }
-        true
+        self.fill.record(new_bits)
     }
 
     pub(crate) fn contains_hashed(&self, h: Hashes) -> bool {
-        (0..self.k).all(|i| {
+        (0..self.fill.k).all(|i| {
             let (w, mask) = self.probe(h, i);
             self.bits[w] & mask != 0
         })
@@ -100,7 +82,7 @@ impl SeenSet for ClassicBloom {
     }
 
     fn len(&self) -> usize {
-        self.len
+        self.fill.len
     }
 
     fn heap_bytes(&self) -> usize {
@@ -108,11 +90,13 @@ impl SeenSet for ClassicBloom {
     }
 
     fn guarantee(&self) -> Guarantee {
-        Guarantee::FalsePositive { rate: self.fpr }
+        Guarantee::FalsePositive {
+            rate: self.fill.fpr,
+        }
     }
 
     fn name(&self) -> &'static str {
-        "bloom-classic"
+        "bloom"
     }
 }
 

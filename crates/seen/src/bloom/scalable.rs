@@ -4,7 +4,7 @@
 //!
 //! ```text
 //!  slice 0: n0 keys at P0      slice 1: 2·n0 at P0·r     slice 2: 4·n0 at P0·r²  ...
-//!  [ blocked bloom ]           [ blocked bloom      ]    [ blocked bloom          ]
+//!  [ classic bloom ]           [ classic bloom      ]    [ classic bloom          ]
 //!  a key is present if any slice says so; new keys go to the last slice
 //! ```
 //!
@@ -12,8 +12,19 @@
 //! `≤ Σ P0·rⁱ = P0/(1 − r) = p`. Bytes per URL: about 1.44·log2(1/p)/8 plus
 //! one bit per tightening step and up to 2× for the half-empty last slice.
 //! Lookups hash once and probe every slice: O(slices) = O(log(n/n0)).
+//!
+//! ```
+//! use mgz_seen::{SeenSet, bloom::ScalableBloom};
+//! let mut s = ScalableBloom::new(1_000, 0.01).unwrap();
+//! for i in 0..15_000u32 {
+//!     s.insert(&i.to_le_bytes()); // 15x the first slice's count
+//! }
+//! assert!(s.slices() >= 4 && s.fpr_bound() <= 0.01);
+//! let fp = (15_000..65_000u32).filter(|i| s.contains(&i.to_le_bytes())).count();
+//! assert!(fp < 500 + 90, "{fp}"); // p = 1 % of 50,000 lookups, + 4 sd
+//! ```
 
-use super::{BlockedBloom, Hashes, hash};
+use super::{ClassicBloom, Hashes, hash};
 use crate::{Guarantee, SeenError, SeenSet};
 
 /// Each slice's rate is this times the previous one's.
@@ -24,7 +35,7 @@ pub const GROWTH: usize = 2;
 /// A Bloom filter that grows past its expected count with a bounded rate.
 #[derive(Debug, Clone)]
 pub struct ScalableBloom {
-    slices: Vec<BlockedBloom>,
+    slices: Vec<ClassicBloom>,
     /// Keys the last slice takes before the next one is added.
     capacity: usize,
     /// Rate of the last slice.
@@ -42,7 +53,7 @@ impl ScalableBloom {
         }
         let capacity = expected.max(64);
         let slice_fpr = fpr * (1.0 - TIGHTENING);
-        let mut first = BlockedBloom::new(capacity, slice_fpr)?;
+        let mut first = ClassicBloom::new(capacity, slice_fpr)?;
         first.silence();
         Ok(Self {
             slices: vec![first],
@@ -73,7 +84,7 @@ impl ScalableBloom {
     fn grow(&mut self) -> Result<(), SeenError> {
         let capacity = self.capacity.saturating_mul(GROWTH);
         let slice_fpr = self.slice_fpr * TIGHTENING;
-        let mut slice = BlockedBloom::new(capacity, slice_fpr)?;
+        let mut slice = ClassicBloom::new(capacity, slice_fpr)?;
         slice.silence();
         self.slices.push(slice);
         self.capacity = capacity;
@@ -112,7 +123,7 @@ impl SeenSet for ScalableBloom {
 
     fn heap_bytes(&self) -> usize {
         let slices: usize = self.slices.iter().map(SeenSet::heap_bytes).sum();
-        slices + self.slices.capacity() * std::mem::size_of::<BlockedBloom>()
+        slices + self.slices.capacity() * std::mem::size_of::<ClassicBloom>()
     }
 
     fn guarantee(&self) -> Guarantee {

@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! lens  : [u8; 256]            code length of every byte (1..=MAX_LEN; all bytes coded)
-//! primary: [u16; 2^8]          next 8 stream bits -> (symbol << 4) | length, 0 if longer
+//! primary: [u16; 2^fast]        next `fast` (8 or 10) stream bits -> (symbol << 4) | length,
+//!                               0 if the code is longer
 //! slow   : canonical first code / count / offset per length, for 9..=MAX_LEN bit codes
 //! stream: LSB-first bits; a symbol's code is stored bit-reversed so the
 //!         decoder can index `table` with the low bits of its buffer
@@ -11,28 +12,28 @@
 //! Every byte gets a code (frequencies are smoothed by +1), so a run's code
 //! can encode keys merged in from other runs with an estimated histogram.
 //! Lengths are capped at `MAX_LEN` by halving the frequencies and rebuilding.
-//! Cost: encoding is one table lookup per byte, decoding too for codes up to
-//! 8 bits (the frequent bytes), a few steps more for rarer ones. About
-//! 1.1 KiB per run, so that small runs stay cheap.
+//! Cost: encoding is one table lookup per symbol, decoding too for codes up
+//! to 8 bits (the frequent symbols), a few steps more for rarer ones. Small
+//! runs have a smaller primary table or none. Memory: 2 bytes per symbol
+//! plus a primary table of 0, 512 or 2048 bytes by run size.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-/// Longest code.
-pub(crate) const MAX_LEN: u32 = 11;
+/// Longest code (the text alphabet has up to 512 symbols).
+pub(crate) const MAX_LEN: u32 = 12;
 
-/// Bits the primary decode table resolves; longer codes take the slow path.
-const FAST: u32 = 10;
-
-/// A canonical Huffman code over bytes (decoder side, ~1.1 KiB).
+/// A canonical Huffman code over symbols `0..n` (n = 256 or 512).
 #[derive(Debug, Clone)]
 pub(crate) struct Code {
-    lens: [u8; 256],
-    /// Next FAST stream bits -> (symbol << 4) | length, or 0 for a longer code.
+    /// Bits the primary table resolves (0: no table); longer codes take the slow path.
+    fast: u32,
+    /// Next `fast` stream bits -> (symbol << 4) | length, or 0 for a longer
+    /// code; empty for small runs, which decode on the slow path only.
     primary: Vec<u16>,
     /// Symbols in canonical order (by length, then value).
-    sorted: [u8; 256],
-    /// Per length: first canonical code, and index of its symbol in `sorted`.
+    sorted: Vec<u16>,
+    /// Per length: first canonical code, count, and index of its first symbol in `sorted`.
     first: [u16; MAX_LEN as usize + 1],
     count: [u16; MAX_LEN as usize + 1],
     offset: [u16; MAX_LEN as usize + 1],
@@ -40,12 +41,12 @@ pub(crate) struct Code {
 
 /// Encoder side of a [`Code`]: bit-reversed codes and lengths.
 pub(crate) struct Encoder {
-    codes: [u16; 256],
-    lens: [u8; 256],
+    codes: Vec<u16>,
+    lens: Vec<u8>,
 }
 
 /// Code lengths for `freqs` (every symbol gets a code), capped at `MAX_LEN`.
-fn lengths(freqs: &[u64; 256]) -> [u8; 256] {
+fn lengths(freqs: &[u64]) -> Vec<u8> {
     let mut f: Vec<u64> = freqs.iter().map(|&x| x + 1).collect();
     loop {
         let lens = unbounded_lengths(&f);
@@ -56,15 +57,16 @@ fn lengths(freqs: &[u64; 256]) -> [u8; 256] {
     }
 }
 
-fn unbounded_lengths(f: &[u64]) -> [u8; 256] {
-    // Nodes 0..256 are leaves; parents get new ids. `parent[i]` links upward.
-    let mut parent = vec![usize::MAX; 511];
+fn unbounded_lengths(f: &[u64]) -> Vec<u8> {
+    // Nodes 0..n are leaves; parents get new ids. `parent[i]` links upward.
+    let n = f.len();
+    let mut parent = vec![usize::MAX; 2 * n - 1];
     let mut heap: BinaryHeap<Reverse<(u64, usize)>> = f
         .iter()
         .enumerate()
         .map(|(i, &w)| Reverse((w, i)))
         .collect();
-    let mut next = 256;
+    let mut next = n;
     while heap.len() > 1 {
         let Reverse((wa, a)) = heap.pop().expect("two nodes");
         let Reverse((wb, b)) = heap.pop().expect("two nodes");
@@ -75,18 +77,17 @@ fn unbounded_lengths(f: &[u64]) -> [u8; 256] {
     }
     let mut depth = vec![0u8; next];
     for i in (0..next - 1).rev() {
-        depth[i] = depth[parent[i]] + 1;
+        depth[i] = depth[parent[i]].saturating_add(1);
     }
-    let mut lens = [0u8; 256];
-    lens.copy_from_slice(&depth[..256]);
-    lens
+    depth.truncate(n);
+    depth
 }
 
 /// Canonical codes (MSB-first values) for `lens`, and the symbol order.
-fn canonical(lens: &[u8; 256]) -> ([u32; 256], [u8; 256]) {
-    let mut order: Vec<u8> = (0..=255).collect();
+fn canonical(lens: &[u8]) -> (Vec<u32>, Vec<u16>) {
+    let mut order: Vec<u16> = (0..lens.len() as u16).collect();
     order.sort_by_key(|&s| (lens[s as usize], s));
-    let mut codes = [0u32; 256];
+    let mut codes = vec![0u32; lens.len()];
     let (mut code, mut prev_len) = (0u32, 0u8);
     for &s in &order {
         code <<= lens[s as usize] - prev_len;
@@ -94,9 +95,7 @@ fn canonical(lens: &[u8; 256]) -> ([u32; 256], [u8; 256]) {
         codes[s as usize] = code;
         code += 1;
     }
-    let mut sorted = [0u8; 256];
-    sorted.copy_from_slice(&order);
-    (codes, sorted)
+    (codes, order)
 }
 
 fn reversed(code: u32, len: u8) -> u32 {
@@ -104,26 +103,27 @@ fn reversed(code: u32, len: u8) -> u32 {
 }
 
 impl Code {
-    /// The code for a byte histogram.
-    pub(crate) fn from_freqs(freqs: &[u64; 256]) -> Self {
+    /// The code for a symbol histogram (its length is the alphabet size);
+    /// `fast` is the primary decode table's bits (0, or 8..=MAX_LEN: `2^fast` × 2 bytes).
+    pub(crate) fn from_freqs(freqs: &[u64], fast: u32) -> Self {
         let lens = lengths(freqs);
         let (codes, sorted) = canonical(&lens);
-        let mut primary = vec![0u16; 1 << FAST];
-        let (mut first, mut count, mut offset) = ([0u16; 12], [0u16; 12], [0u16; 12]);
+        let mut primary = vec![0u16; if fast > 0 { 1 << fast } else { 0 }];
+        let (mut first, mut count, mut offset) = ([0u16; 13], [0u16; 13], [0u16; 13]);
         for (i, &s) in sorted.iter().enumerate().rev() {
             let len = lens[s as usize];
             first[len as usize] = codes[s as usize] as u16;
             offset[len as usize] = i as u16;
             count[len as usize] += 1;
-            if u32::from(len) <= FAST {
+            if u32::from(len) <= fast {
                 let rev = reversed(codes[s as usize], len);
-                for fill in 0..1u32 << (FAST - u32::from(len)) {
-                    primary[(rev | fill << len) as usize] = u16::from(s) << 4 | u16::from(len);
+                for fill in 0..1u32 << (fast - u32::from(len)) {
+                    primary[(rev | fill << len) as usize] = s << 4 | u16::from(len);
                 }
             }
         }
         Self {
-            lens,
+            fast,
             primary,
             sorted,
             first,
@@ -132,102 +132,114 @@ impl Code {
         }
     }
 
-    /// The encoder for this code.
-    pub(crate) fn encoder(&self) -> Encoder {
-        let (codes, _) = canonical(&self.lens);
-        let mut rev = [0u16; 256];
-        for s in 0..256 {
-            rev[s] = reversed(codes[s], self.lens[s]) as u16;
+    /// Code length of every symbol, recovered from the canonical order.
+    fn lens(&self) -> Vec<u8> {
+        let mut lens = vec![0u8; self.sorted.len()];
+        for len in 1..=MAX_LEN as usize {
+            let start = usize::from(self.offset[len]);
+            for &s in &self.sorted[start..start + usize::from(self.count[len])] {
+                lens[usize::from(s)] = len as u8;
+            }
         }
-        Encoder {
-            codes: rev,
-            lens: self.lens,
-        }
+        lens
     }
 
-    /// Expected byte histogram of `symbols` bytes under this code (2^-len each).
-    pub(crate) fn add_estimate(&self, symbols: u64, freqs: &mut [u64; 256]) {
-        for (f, &l) in freqs.iter_mut().zip(&self.lens) {
+    /// The encoder for this code.
+    pub(crate) fn encoder(&self) -> Encoder {
+        let lens = self.lens();
+        let (codes, _) = canonical(&lens);
+        let rev = codes
+            .iter()
+            .zip(&lens)
+            .map(|(&c, &l)| reversed(c, l) as u16)
+            .collect();
+        Encoder { codes: rev, lens }
+    }
+
+    /// Adds the expected histogram of `symbols` symbols under this code (2^-len each).
+    pub(crate) fn add_estimate(&self, symbols: u64, freqs: &mut [u64]) {
+        for (f, &l) in freqs.iter_mut().zip(&self.lens()) {
             *f += symbols >> l;
         }
     }
 
     /// Heap bytes owned.
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.primary.capacity() * 2
+        (self.primary.capacity() + self.sorted.capacity()) * 2
     }
 
-    /// Decodes one byte from `input`.
+    /// Decodes one symbol from `input`.
     #[inline]
-    pub(crate) fn get(&self, input: &mut BitReader<'_>) -> u8 {
-        let entry = self.primary[input.peek(FAST) as usize];
+    pub(crate) fn get(&self, input: &mut BitReader<'_>) -> u16 {
+        if self.fast == 0 {
+            return self.slow_get(input, 1);
+        }
+        let entry = self.primary[input.peek(self.fast) as usize];
         if entry != 0 {
             input.consume(u32::from(entry & 15));
-            return (entry >> 4) as u8;
+            return entry >> 4;
         }
-        self.slow_get(input)
+        self.slow_get(input, self.fast as usize + 1)
     }
 
-    /// Canonical decoding one bit at a time, for codes longer than FAST.
-    fn slow_get(&self, input: &mut BitReader<'_>) -> u8 {
-        let bits = input.peek(MAX_LEN);
-        let mut code = 0u32;
-        for len in 1..=MAX_LEN as usize {
-            code = code << 1 | ((bits >> (len - 1)) & 1) as u32;
-            let delta = code.wrapping_sub(u32::from(self.first[len]));
-            if self.count[len] > 0 && delta < u32::from(self.count[len]) {
+    /// Canonical decoding without the primary table: the code of length
+    /// `len` is the `len`-bit prefix of the stream read MSB-first, and the
+    /// right length is the first whose prefix falls below that length's
+    /// last code + 1 (canonical codes of one length are consecutive).
+    fn slow_get(&self, input: &mut BitReader<'_>, from_len: usize) -> u16 {
+        let bits = input.peek(MAX_LEN) as u32;
+        let msb_first = bits.reverse_bits() >> (32 - MAX_LEN);
+        for len in from_len..=MAX_LEN as usize {
+            let count = u32::from(self.count[len]);
+            if count == 0 {
+                continue;
+            }
+            let delta =
+                (msb_first >> (MAX_LEN as usize - len)).wrapping_sub(u32::from(self.first[len]));
+            if delta < count {
                 input.consume(len as u32);
                 return self.sorted[usize::from(self.offset[len]) + delta as usize];
             }
         }
-        // Unreachable for streams this code wrote; a zero byte keeps decoding total.
+        // Unreachable for streams this code wrote; symbol 0 keeps decoding total.
         input.consume(MAX_LEN);
         0
     }
 }
 
 impl Encoder {
-    /// Appends the code of `byte` to `out`.
+    /// Appends the code of `symbol` to `out`.
     #[inline]
-    pub(crate) fn put(&self, out: &mut BitWriter<'_>, byte: u8) {
-        out.put(
-            u64::from(self.codes[byte as usize]),
-            u32::from(self.lens[byte as usize]),
-        );
+    pub(crate) fn put(&self, w: &mut BitWriter, out: &mut Vec<u8>, symbol: u16) {
+        let (code, len) = (self.codes[symbol as usize], self.lens[symbol as usize]);
+        w.put(out, u64::from(code), u32::from(len));
     }
 }
 
-/// LSB-first bit writer appending to a byte vector.
-pub(crate) struct BitWriter<'a> {
-    out: &'a mut Vec<u8>,
+/// LSB-first bit accumulator; the caller passes the output vector.
+#[derive(Debug, Default)]
+pub(crate) struct BitWriter {
     acc: u64,
     bits: u32,
 }
 
-impl<'a> BitWriter<'a> {
-    pub(crate) fn new(out: &'a mut Vec<u8>) -> Self {
-        Self {
-            out,
-            acc: 0,
-            bits: 0,
-        }
-    }
-
+impl BitWriter {
     #[inline]
-    fn put(&mut self, code: u64, len: u32) {
+    fn put(&mut self, out: &mut Vec<u8>, code: u64, len: u32) {
         self.acc |= code << self.bits;
         self.bits += len;
         if self.bits >= 32 {
-            self.out.extend_from_slice(&(self.acc as u32).to_le_bytes());
+            out.extend_from_slice(&(self.acc as u32).to_le_bytes());
             self.acc >>= 32;
             self.bits -= 32;
         }
     }
 
-    /// Flushes the last partial byte (zero padded).
-    pub(crate) fn finish(self) {
+    /// Flushes the last partial byte (zero padded) and starts afresh.
+    pub(crate) fn finish(&mut self, out: &mut Vec<u8>) {
         let bytes = self.bits.div_ceil(8) as usize;
-        self.out.extend_from_slice(&self.acc.to_le_bytes()[..bytes]);
+        out.extend_from_slice(&self.acc.to_le_bytes()[..bytes]);
+        *self = Self::default();
     }
 }
 
@@ -287,17 +299,38 @@ impl<'a> BitReader<'a> {
 mod tests {
     use super::*;
 
-    fn round_trip(data: &[u8], freqs: &[u64; 256]) -> usize {
-        let code = Code::from_freqs(freqs);
-        let enc = code.encoder();
-        let mut out = Vec::new();
-        let mut w = BitWriter::new(&mut out);
-        data.iter().for_each(|&b| enc.put(&mut w, b));
-        w.finish();
-        let mut r = BitReader::new(&out);
-        let back: Vec<u8> = (0..data.len()).map(|_| code.get(&mut r)).collect();
-        assert_eq!(back, data);
-        out.len()
+    /// Codes `data` (symbols below `freqs.len()`) with and without the
+    /// primary table, checks both decode back, returns the coded size.
+    fn round_trip_symbols(data: &[u16], freqs: &[u64]) -> usize {
+        let mut sizes = Vec::new();
+        for fast in [0, 8, 10] {
+            let code = Code::from_freqs(freqs, fast);
+            let enc = code.encoder();
+            let mut out = Vec::new();
+            let mut w = BitWriter::default();
+            data.iter().for_each(|&s| enc.put(&mut w, &mut out, s));
+            w.finish(&mut out);
+            let mut r = BitReader::new(&out);
+            let back: Vec<u16> = (0..data.len()).map(|_| code.get(&mut r)).collect();
+            assert!(back == data, "round trip failed (fast = {fast})");
+            assert_eq!(code.lens(), lengths(freqs));
+            sizes.push(out.len());
+        }
+        assert!(sizes.iter().all(|&n| n == sizes[0]));
+        sizes[0]
+    }
+
+    fn round_trip(data: &[u8], freqs: &[u64]) -> usize {
+        let symbols: Vec<u16> = data.iter().map(|&b| u16::from(b)).collect();
+        round_trip_symbols(&symbols, freqs)
+    }
+
+    #[test]
+    fn round_trips_a_512_symbol_alphabet() {
+        let data: Vec<u16> = (0..512).chain((0..512).step_by(7)).collect();
+        let mut freqs = vec![0u64; 512];
+        (300..320).for_each(|s| freqs[s] = 1000);
+        round_trip_symbols(&data, &freqs);
     }
 
     #[test]

@@ -4,35 +4,46 @@
 //!
 //! ```text
 //! CompactSet
-//! ├─ buffer: KeyBuffer (arena + hash table), <= clamp(len/64, 256, 65536) keys
-//! │     │ full: sort, count bytes, build a Huffman code, freeze
+//! ├─ buffer: KeyBuffer (arena + hash table), <= clamp(len/128, 256, 65536) keys
+//! │     │ full: sort, count symbols, build two Huffman codes, freeze
 //! │     ▼
-//! └─ runs (oldest, largest first): [run][run][run]…   each a Run:
-//!       filter (10 bits/key) · index of block first keys · blocks of 32
-//!       front-coded keys, Huffman-coded with the run's own code
+//! ├─ runs (oldest, largest first): [run][run][run]…   each a Run:
+//! │     filter (10 bits/key) · index of block first keys · blocks of 32
+//! │     front-coded keys; varints and suffix text Huffman-coded per run
+//! └─ dict: up to 256 frequent words, learned once from the first 4096 keys;
+//!       a whole-word letter run in a suffix is one text symbol (256 + id)
 //! ```
 //!
 //! Keys are `key_bytes()` (reversed host first), so sorting groups a host's
 //! URLs and front coding stores each shared host and path prefix once per
-//! block; the Huffman code squeezes what remains (mostly path tails).
+//! block; the dictionary and the Huffman codes squeeze what remains.
 //!
 //! Invariants: a key lives in exactly one place (buffer or one run), since
 //! `insert` checks everything first; so runs are disjoint and a merge is a
-//! union of known size. Runs are merged size-tiered: a run's tier is
-//! `⌊log4(len / 256)⌋`; once four runs share the newest tier they merge
-//! (a streaming k-way merge over their decoders), and a run never stays
-//! behind a bigger newer one. So at most 3 runs per tier, and every key is
-//! rewritten about `log4(n / buffer)` times.
+//! union of known size. The dictionary never changes once trained, so every
+//! run stays decodable (runs frozen before it have no word symbols). Runs
+//! are merged size-tiered: a run's tier is `⌊log4(len / 256)⌋`; once four
+//! runs share the newest tier they merge (a streaming k-way merge over their
+//! decoders, coded with their pooled estimated histograms), and an older run
+//! of a lower tier than the newest joins it. So at most 3 runs per tier, and
+//! every key is rewritten about `log4(n / buffer)` times. (Tiers of 8 halve
+//! the rewrites but, with ~2.5 KiB of codes per run, cost 1.8 bytes per URL
+//! more on the 10K Wikipedia list: 14.0 against 12.2.)
 //!
-//! Bytes per key ≈ 0.6 × (2 + front-coded suffix) + (suffix + 6) / 32 + 1.25
-//! (filter) + buffer share (<= ~1/64 of the keys at ~10 bytes more than
-//! their length) + ~1.2 KiB per run. On the wiki sample that is ≈ 11 bytes.
+//! Bytes per key (measured parts, 300K synthetic keys / 10K Wikipedia URLs):
+//! blocks (Huffman of lcp, length, suffix) 8.7 / 9.4, filter 1.25, index
+//! (first keys, front-coded, uncoded) 1.0 / 0.6, block offsets 0.13, buffer
+//! 0.25 / 0.1, codes ~2.5 KiB per run, dictionary ~3 KiB.
+//! [`CompactSet::space_parts`] reports them.
 //!
 //! Cost: `insert`/`contains` hash once (xxh3), probe the buffer, probe each
 //! run's filter (one cache line), and decode at most one block (32 keys) in
-//! each run whose filter says yes (~1% of runs for an absent key).
+//! each run whose filter says yes (~1% of runs for an absent key, the owning
+//! run for a present one). Inserts also pay the merges: each key is decoded
+//! and re-encoded a few times. This is the slow part: see docs/BENCHMARKS.md.
 
 mod buffer;
+mod dict;
 mod filter;
 mod huffman;
 mod run;
@@ -41,8 +52,8 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use crate::{Guarantee, SeenSet};
 use buffer::KeyBuffer;
-use huffman::Code;
-use run::{Run, RunBuilder, RunCursor};
+use dict::Dict;
+use run::{Codes, Run, RunBuilder, RunCursor, empty_histograms};
 
 /// Fewest keys a full buffer holds before it is frozen.
 const MIN_BUFFER: usize = 256;
@@ -51,9 +62,11 @@ const MAX_BUFFER: usize = 65_536;
 /// Most bytes of keys the buffer holds (64 KiB keys fill it quickly).
 const MAX_BUFFER_BYTES: usize = 32 << 20;
 /// Runs per tier before they merge; tiers grow by this factor.
-const TIER: usize = 8;
+const TIER: usize = 4;
 /// Runs stay below 4 GiB of blocks (u32 offsets); bigger merges are skipped.
 const MAX_RUN_KEYS: usize = 1 << 27;
+/// Keys the word dictionary learns from (it is trained once, then fixed).
+const TRAIN_KEYS: usize = 4096;
 
 /// Exact set of byte keys, stored compressed; see the module docs.
 ///
@@ -76,8 +89,13 @@ const MAX_RUN_KEYS: usize = 1 << 27;
 pub struct CompactSet {
     buffer: KeyBuffer,
     runs: Vec<Run>,
+    /// Trained once, at the first freeze of at least `TRAIN_KEYS` keys.
+    dict: Option<Dict>,
     len: usize,
 }
+
+/// The dictionary of runs frozen before training: no words, all literal.
+static EMPTY: Dict = Dict::EMPTY;
 
 fn tier(len: usize) -> u32 {
     (len / MIN_BUFFER).max(1).ilog(TIER)
@@ -90,7 +108,7 @@ impl CompactSet {
     }
 
     fn buffer_cap(&self) -> usize {
-        (self.len / 64).clamp(MIN_BUFFER, MAX_BUFFER)
+        (self.len / 128).clamp(MIN_BUFFER, MAX_BUFFER)
     }
 
     /// Freezes the buffer into a run and merges runs as the tiers require.
@@ -98,16 +116,24 @@ impl CompactSet {
         if self.buffer.is_empty() {
             return;
         }
+        if self.dict.is_none() && self.len >= TRAIN_KEYS {
+            // Once: learn words from every key so far (a few thousand).
+            let all: Vec<Vec<u8>> = self.iter().collect();
+            let refs: Vec<&[u8]> = all.iter().map(Vec::as_slice).collect();
+            self.dict = Some(Dict::train(run::suffixes(&refs)));
+        }
         let keys = self.buffer.sorted();
-        let code = Code::from_freqs(&run::histogram(keys.iter().copied()));
-        let mut b = RunBuilder::new(keys.len(), code);
+        let dict = self.dict.as_ref().unwrap_or(&EMPTY);
+        let codes = Codes::from_histograms(&run::histogram(keys.iter().copied(), dict), keys.len());
+        let mut b = RunBuilder::new(keys.len(), codes, dict);
         keys.iter().for_each(|k| b.push(k));
         let run = b.finish();
         self.buffer.clear();
         self.runs.push(run);
         while let Some(from) = self.merge_start() {
             let tail = self.runs.split_off(from);
-            self.runs.push(merge(&tail));
+            self.runs
+                .push(merge(&tail, self.dict.as_ref().unwrap_or(&EMPTY)));
         }
     }
 
@@ -123,7 +149,7 @@ impl CompactSet {
             .count();
         let from = if same >= TIER {
             n - same
-        } else if n >= 2 && self.runs[n - 2].len() < self.runs[n - 1].len() {
+        } else if n >= 2 && tier(self.runs[n - 2].len()) < newest {
             n - 2
         } else {
             return None;
@@ -132,9 +158,15 @@ impl CompactSet {
         (total <= MAX_RUN_KEYS).then_some(from)
     }
 
+    fn contains_hashed(&self, key: &[u8], hash: u64) -> bool {
+        let dict = self.dict.as_ref().unwrap_or(&EMPTY);
+        self.buffer.contains(key, hash) || self.runs.iter().any(|r| r.contains(key, hash, dict))
+    }
+
     /// Every key, in increasing byte order.
     pub fn iter(&self) -> Iter<'_> {
-        let mut cursors: Vec<RunCursor<'_>> = self.runs.iter().map(Run::cursor).collect();
+        let dict = self.dict.as_ref().unwrap_or(&EMPTY);
+        let mut cursors: Vec<RunCursor<'_>> = self.runs.iter().map(|r| r.cursor(dict)).collect();
         let live = cursors.iter_mut().map(RunCursor::advance).collect();
         Iter {
             cursors,
@@ -144,6 +176,19 @@ impl CompactSet {
         }
     }
 
+    /// Heap bytes by part, for tuning: buffer, Huffman codes, filters,
+    /// index, offsets, blocks.
+    #[doc(hidden)]
+    pub fn space_parts(&self) -> [usize; 6] {
+        let mut parts = [self.buffer.heap_bytes(), 0, 0, 0, 0, 0];
+        for r in &self.runs {
+            for (p, b) in parts[1..].iter_mut().zip(r.parts()) {
+                *p += b;
+            }
+        }
+        parts
+    }
+
     #[cfg(test)]
     fn run_lens(&self) -> Vec<usize> {
         self.runs.iter().map(Run::len).collect()
@@ -151,13 +196,12 @@ impl CompactSet {
 }
 
 /// The disjoint union of `runs` as one run, coded with their pooled histogram.
-fn merge(runs: &[Run]) -> Run {
-    let mut freqs = [0u64; 256];
-    runs.iter()
-        .for_each(|r| r.code().add_estimate(r.symbols(), &mut freqs));
+fn merge(runs: &[Run], dict: &Dict) -> Run {
+    let mut h = empty_histograms();
+    runs.iter().for_each(|r| r.add_estimate(&mut h));
     let total = runs.iter().map(Run::len).sum();
-    let mut b = RunBuilder::new(total, Code::from_freqs(&freqs));
-    let mut cursors: Vec<RunCursor<'_>> = runs.iter().map(Run::cursor).collect();
+    let mut b = RunBuilder::new(total, Codes::from_histograms(&h, total), dict);
+    let mut cursors: Vec<RunCursor<'_>> = runs.iter().map(|r| r.cursor(dict)).collect();
     let mut live: Vec<bool> = cursors.iter_mut().map(RunCursor::advance).collect();
     while let Some(i) = smallest(&cursors, &live, None) {
         b.push(cursors[i].key());
@@ -208,7 +252,7 @@ impl Iterator for Iter<'_> {
 impl SeenSet for CompactSet {
     fn insert(&mut self, key: &[u8]) -> bool {
         let hash = xxh3_64(key);
-        if self.buffer.contains(key, hash) || self.runs.iter().any(|r| r.contains(key, hash)) {
+        if self.contains_hashed(key, hash) {
             return false;
         }
         self.buffer.insert_new(key, hash);
@@ -220,8 +264,7 @@ impl SeenSet for CompactSet {
     }
 
     fn contains(&self, key: &[u8]) -> bool {
-        let hash = xxh3_64(key);
-        self.buffer.contains(key, hash) || self.runs.iter().any(|r| r.contains(key, hash))
+        self.contains_hashed(key, xxh3_64(key))
     }
 
     fn len(&self) -> usize {
@@ -230,7 +273,8 @@ impl SeenSet for CompactSet {
 
     fn heap_bytes(&self) -> usize {
         let runs: usize = self.runs.iter().map(Run::heap_bytes).sum();
-        self.buffer.heap_bytes() + runs + self.runs.capacity() * std::mem::size_of::<Run>()
+        let dict = self.dict.as_ref().map_or(0, Dict::heap_bytes);
+        dict + self.buffer.heap_bytes() + runs + self.runs.capacity() * std::mem::size_of::<Run>()
     }
 
     fn guarantee(&self) -> Guarantee {

@@ -9,8 +9,9 @@
 //! ├─ group_offs : u32 offset in `index` of each group head (binary searched)
 //! ├─ block_offs : u32 offset in `blocks` of each block, plus the end
 //! ├─ blocks     : per block, keys 2..=BLOCK as [varint lcp][varint len][suffix]
-//! │               against the previous key, all bytes Huffman-coded, byte aligned
-//! └─ code       : the run's canonical Huffman code (~1.1 KiB)
+//! │               against the previous key; varint bytes Huffman-coded with
+//! │               `codes.num`, suffix bytes with `codes.text`; byte aligned
+//! └─ codes      : the run's two canonical Huffman codes (~1.1 KiB each)
 //! ```
 //!
 //! Invariants: keys strictly increase across the run; block `b` holds keys
@@ -29,8 +30,25 @@ use std::cmp::Ordering;
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::buffer::{read_varint, write_varint};
+use super::dict::{Dict, MAX_WORDS, Tokens, tokenize};
 use super::filter::BlockFilter;
 use super::huffman::{BitReader, BitWriter, Code, Encoder};
+
+/// A run's two Huffman codes: one for the lcp/length varint bytes, one for
+/// suffix bytes (their statistics differ: small numbers against URL text).
+#[derive(Debug, Clone)]
+pub(crate) struct Codes {
+    pub(crate) num: Code,
+    pub(crate) text: Code,
+}
+
+/// Symbol histograms of the two streams: `[num (256), text (256 + MAX_WORDS)]`.
+pub(crate) type Histograms = [Vec<u64>; 2];
+
+/// Empty histograms of the right sizes.
+pub(crate) fn empty_histograms() -> Histograms {
+    [vec![0; 256], vec![0; 256 + MAX_WORDS]]
+}
 
 /// Keys per block.
 pub(crate) const BLOCK: usize = 32;
@@ -41,8 +59,9 @@ const GROUP: usize = 16;
 #[derive(Debug)]
 pub(crate) struct Run {
     len: usize,
-    symbols: u64,
-    code: Code,
+    /// Bytes coded in each stream (`[num, text]`), for merge estimates.
+    symbols: [u64; 2],
+    codes: Codes,
     filter: BlockFilter,
     index: Vec<u8>,
     group_offs: Vec<u32>,
@@ -62,51 +81,89 @@ fn front_code(out: &mut Vec<u8>, prev: &[u8], key: &[u8]) {
     out.extend_from_slice(&key[shared..]);
 }
 
-/// Byte histogram of the block streams a run of `keys` (sorted) would code.
-pub(crate) fn histogram<'a>(keys: impl IntoIterator<Item = &'a [u8]>) -> [u64; 256] {
-    let mut freqs = [0u64; 256];
-    let (mut prev, mut raw): (&[u8], Vec<u8>) = (&[], Vec::new());
+/// Symbol histograms of the block streams a run of `keys` (sorted) would code.
+pub(crate) fn histogram<'a>(keys: impl IntoIterator<Item = &'a [u8]>, dict: &Dict) -> Histograms {
+    let tokens = dict.tokens();
+    let mut h = empty_histograms();
+    let (mut prev, mut num): (&[u8], Vec<u8>) = (&[], Vec::new());
     for (i, key) in keys.into_iter().enumerate() {
         if !i.is_multiple_of(BLOCK) {
-            raw.clear();
-            front_code(&mut raw, prev, key);
-            raw.iter().for_each(|&b| freqs[b as usize] += 1);
+            let shared = lcp(prev, key);
+            num.clear();
+            write_varint(&mut num, shared);
+            write_varint(&mut num, key.len() - shared);
+            num.iter().for_each(|&b| h[0][b as usize] += 1);
+            tokenize(&key[shared..], &tokens, |t| h[1][t as usize] += 1);
         }
         prev = key;
     }
-    freqs
+    h
+}
+
+/// The suffixes a run of `keys` (sorted) would code: what a dictionary learns from.
+pub(crate) fn suffixes<'a>(keys: &'a [&'a [u8]]) -> impl Iterator<Item = &'a [u8]> + 'a {
+    keys.iter().enumerate().map(|(i, key)| {
+        let prev: &[u8] = if i == 0 { &[] } else { keys[i - 1] };
+        &key[lcp(prev, key)..]
+    })
+}
+
+impl Codes {
+    /// Codes for histograms `h` of a run of `keys` keys; decode tables grow
+    /// with the run (tables cost 0.5–2 KiB each, more than small runs save).
+    pub(crate) fn from_histograms(h: &Histograms, keys: usize) -> Self {
+        let fast = match keys {
+            0..1024 => 0,
+            1024..16_384 => 8,
+            _ => 10,
+        };
+        Self {
+            num: Code::from_freqs(&h[0], fast),
+            text: Code::from_freqs(&h[1], fast),
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.num.heap_bytes() + self.text.heap_bytes()
+    }
 }
 
 /// Builds a [`Run`] from exactly `len` keys pushed in increasing order.
-pub(crate) struct RunBuilder {
+pub(crate) struct RunBuilder<'d> {
     run: Run,
-    enc: Encoder,
+    tokens: Tokens<'d>,
+    enc: [Encoder; 2],
+    bits: BitWriter,
     pushed: usize,
     prev: Vec<u8>,
     prev_first: Vec<u8>,
-    raw: Vec<u8>,
+    num: Vec<u8>,
 }
 
-impl RunBuilder {
-    pub(crate) fn new(len: usize, code: Code) -> Self {
-        let enc = code.encoder();
+impl<'d> RunBuilder<'d> {
+    pub(crate) fn new(len: usize, codes: Codes, dict: &'d Dict) -> Self {
+        let enc = [codes.num.encoder(), codes.text.encoder()];
         let run = Run {
             len,
-            symbols: 0,
-            code,
+            symbols: [0; 2],
+            codes,
             filter: BlockFilter::with_keys(len),
             index: Vec::new(),
             group_offs: Vec::with_capacity(len.div_ceil(BLOCK * GROUP)),
             block_offs: Vec::with_capacity(len.div_ceil(BLOCK) + 1),
             blocks: Vec::new(),
         };
+        let bits = BitWriter::default();
+        let (prev, prev_first, num) = (Vec::new(), Vec::new(), Vec::new());
         Self {
             run,
+            tokens: dict.tokens(),
             enc,
+            bits,
             pushed: 0,
-            prev: Vec::new(),
-            prev_first: Vec::new(),
-            raw: Vec::new(),
+            prev,
+            prev_first,
+            num,
         }
     }
 
@@ -116,15 +173,36 @@ impl RunBuilder {
         if self.pushed.is_multiple_of(BLOCK) {
             self.start_block(key);
         } else {
-            front_code(&mut self.raw, &self.prev, key);
+            self.code_key(key);
         }
         self.prev.clear();
         self.prev.extend_from_slice(key);
         self.pushed += 1;
     }
 
+    /// Codes `key` against the previous key: varints with the number code,
+    /// the suffix with the text code.
+    fn code_key(&mut self, key: &[u8]) {
+        let shared = lcp(&self.prev, key);
+        self.num.clear();
+        write_varint(&mut self.num, shared);
+        write_varint(&mut self.num, key.len() - shared);
+        let out = &mut self.run.blocks;
+        for &b in &self.num {
+            self.enc[0].put(&mut self.bits, out, u16::from(b));
+        }
+        let (enc, bits) = (&self.enc[1], &mut self.bits);
+        let mut text_symbols = 0;
+        tokenize(&key[shared..], &self.tokens, |t| {
+            enc.put(bits, out, t);
+            text_symbols += 1;
+        });
+        self.run.symbols[0] += self.num.len() as u64;
+        self.run.symbols[1] += text_symbols;
+    }
+
     fn start_block(&mut self, key: &[u8]) {
-        self.seal_block();
+        self.bits.finish(&mut self.run.blocks);
         let block = self.run.block_offs.len();
         self.run.block_offs.push(self.run.blocks.len() as u32);
         if block.is_multiple_of(GROUP) {
@@ -136,20 +214,9 @@ impl RunBuilder {
         self.prev_first.extend_from_slice(key);
     }
 
-    fn seal_block(&mut self) {
-        if self.raw.is_empty() {
-            return;
-        }
-        self.run.symbols += self.raw.len() as u64;
-        let mut w = BitWriter::new(&mut self.run.blocks);
-        self.raw.iter().for_each(|&b| self.enc.put(&mut w, b));
-        w.finish();
-        self.raw.clear();
-    }
-
     pub(crate) fn finish(mut self) -> Run {
         debug_assert_eq!(self.pushed, self.run.len);
-        self.seal_block();
+        self.bits.finish(&mut self.run.blocks);
         self.run.block_offs.push(self.run.blocks.len() as u32);
         self.run.blocks.shrink_to_fit();
         self.run.index.shrink_to_fit();
@@ -160,11 +227,15 @@ impl RunBuilder {
 /// Reads front-coded entries from the index or a Huffman-coded block.
 trait ByteSource {
     fn byte(&mut self) -> u8;
+    /// A byte of an lcp or length varint.
+    fn num_byte(&mut self) -> u8 {
+        self.byte()
+    }
     #[inline]
     fn varint(&mut self) -> usize {
         let (mut v, mut shift) = (0usize, 0);
         loop {
-            let b = self.byte();
+            let b = self.num_byte();
             v |= usize::from(b & 0x7F) << shift;
             if b < 0x80 {
                 return v;
@@ -195,12 +266,34 @@ impl ByteSource for Plain<'_> {
     }
 }
 
-struct Coded<'a>(&'a Code, BitReader<'a>);
+struct Coded<'a>(&'a Codes, BitReader<'a>, &'a Dict);
 
 impl ByteSource for Coded<'_> {
     #[inline]
     fn byte(&mut self) -> u8 {
-        self.0.get(&mut self.1)
+        self.0.text.get(&mut self.1) as u8
+    }
+    #[inline]
+    fn num_byte(&mut self) -> u8 {
+        self.0.num.get(&mut self.1) as u8
+    }
+    /// Text symbols are bytes or dictionary words, until the length is reached.
+    #[inline]
+    fn next_key(&mut self, cur: &mut Vec<u8>) {
+        let shared = self.varint();
+        let end = shared + self.varint();
+        cur.truncate(shared);
+        cur.reserve(end - shared);
+        while cur.len() < end {
+            match self.0.text.get(&mut self.1) {
+                s @ 0..=255 => cur.push(s as u8),
+                t => match self.2.len() > usize::from(t - 256) {
+                    true => cur.extend_from_slice(self.2.word(usize::from(t - 256))),
+                    // Only a corrupt stream names a missing word; stop there.
+                    false => return,
+                },
+            }
+        }
     }
 }
 
@@ -209,12 +302,10 @@ impl Run {
         self.len
     }
 
-    pub(crate) fn code(&self) -> &Code {
-        &self.code
-    }
-
-    pub(crate) fn symbols(&self) -> u64 {
-        self.symbols
+    /// Adds this run's expected stream histograms to `h` (for a merge).
+    pub(crate) fn add_estimate(&self, h: &mut Histograms) {
+        self.codes.num.add_estimate(self.symbols[0], &mut h[0]);
+        self.codes.text.add_estimate(self.symbols[1], &mut h[1]);
     }
 
     fn blocks_count(&self) -> usize {
@@ -228,9 +319,9 @@ impl Run {
         &self.index[pos..pos + len]
     }
 
-    fn block_reader(&self, b: usize) -> Coded<'_> {
+    fn block_reader<'a>(&'a self, b: usize, dict: &'a Dict) -> Coded<'a> {
         let bytes = &self.blocks[self.block_offs[b] as usize..self.block_offs[b + 1] as usize];
-        Coded(&self.code, BitReader::new(bytes))
+        Coded(&self.codes, BitReader::new(bytes), dict)
     }
 
     fn keys_in_block(&self, b: usize) -> usize {
@@ -258,14 +349,14 @@ impl Run {
     }
 
     /// Whether `key` (with xxh3 `hash`) is in the run.
-    pub(crate) fn contains(&self, key: &[u8], hash: u64) -> bool {
+    pub(crate) fn contains(&self, key: &[u8], hash: u64, dict: &Dict) -> bool {
         if !self.filter.may_contain(hash) {
             return false;
         }
         let Some((b, mut cur)) = self.find_block(key) else {
             return false;
         };
-        let mut src = self.block_reader(b);
+        let mut src = self.block_reader(b, dict);
         for i in 0..self.keys_in_block(b) {
             if i > 0 {
                 src.next_key(&mut cur);
@@ -279,8 +370,19 @@ impl Run {
         false
     }
 
+    /// Heap bytes by part: code, filter, index, offsets, blocks.
+    pub(crate) fn parts(&self) -> [usize; 5] {
+        [
+            self.codes.heap_bytes(),
+            self.filter.heap_bytes(),
+            self.index.capacity(),
+            (self.group_offs.capacity() + self.block_offs.capacity()) * 4,
+            self.blocks.capacity(),
+        ]
+    }
+
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.code.heap_bytes()
+        self.codes.heap_bytes()
             + self.filter.heap_bytes()
             + self.index.capacity()
             + (self.group_offs.capacity() + self.block_offs.capacity()) * 4
@@ -288,9 +390,10 @@ impl Run {
     }
 
     /// A cursor over the keys in increasing order.
-    pub(crate) fn cursor(&self) -> RunCursor<'_> {
+    pub(crate) fn cursor<'a>(&'a self, dict: &'a Dict) -> RunCursor<'a> {
         RunCursor {
             run: self,
+            dict,
             next: 0,
             index: Plain(&self.index, 0),
             first: Vec::new(),
@@ -313,6 +416,7 @@ fn partition(n: usize, pred: impl Fn(usize) -> bool) -> usize {
 /// Sequential decoder over a [`Run`].
 pub(crate) struct RunCursor<'a> {
     run: &'a Run,
+    dict: &'a Dict,
     next: usize,
     index: Plain<'a>,
     first: Vec<u8>,
@@ -333,7 +437,7 @@ impl RunCursor<'_> {
             }
             self.index.next_key(&mut self.first);
             self.cur.clone_from(&self.first);
-            self.block = Some(self.run.block_reader(b));
+            self.block = Some(self.run.block_reader(b, self.dict));
         } else if let Some(src) = self.block.as_mut() {
             src.next_key(&mut self.cur);
         }

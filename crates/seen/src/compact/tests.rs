@@ -32,6 +32,8 @@ fn many_keys_across_runs_and_merges() {
         assert_eq!(set.insert(&k), model.insert(k));
     }
     assert!(!set.runs.is_empty(), "{:?}", set.run_lens());
+    // Past TRAIN_KEYS the word dictionary is trained and runs carry word symbols.
+    assert!(set.dict.as_ref().is_some_and(|d| d.len() > 0));
     check_against_model(&set, &model);
     for i in 45_000..50_000 {
         assert!(!set.contains(&url(i)), "false positive");
@@ -78,12 +80,12 @@ fn empty_set() {
 #[test]
 fn tiers_bound_the_number_of_runs() {
     let mut set = CompactSet::new();
-    for i in 0..200_000u64 {
+    for i in 0..100_000u64 {
         set.insert(&i.to_be_bytes());
     }
     let lens = set.run_lens();
-    assert!(lens.windows(2).all(|w| w[0] >= w[1]), "{lens:?}");
     let tiers: Vec<u32> = lens.iter().map(|&n| tier(n)).collect();
+    assert!(tiers.windows(2).all(|w| w[0] >= w[1]), "{lens:?}");
     for t in &tiers {
         assert!(tiers.iter().filter(|x| *x == t).count() < TIER, "{lens:?}");
     }

@@ -128,11 +128,24 @@ fn read_bits(words: &[u64], at: u64, bits: u32) -> u64 {
 }
 
 /// Position of the `r`-th set bit (0-based) of `word`; `r < word.count_ones()`.
-fn select_in_word(mut word: u64, r: u32) -> u32 {
-    for _ in 0..r {
-        word &= word - 1;
+/// Skips whole bytes by popcount first: at most 8 + 7 steps instead of 63.
+fn select_in_word(word: u64, mut r: u32) -> u32 {
+    let mut base = 0;
+    let mut w = word;
+    loop {
+        let c = (w & 0xFF).count_ones();
+        if r < c {
+            break;
+        }
+        r -= c;
+        w >>= 8;
+        base += 8;
     }
-    word.trailing_zeros()
+    let mut byte = w & 0xFF;
+    for _ in 0..r {
+        byte &= byte - 1;
+    }
+    base + byte.trailing_zeros()
 }
 
 impl EliasFano {
@@ -286,6 +299,16 @@ mod tests {
             }
             if v + 1 < universe && values.binary_search(&(v + 1)).is_err() {
                 assert!(!ef.contains(v + 1));
+            }
+        }
+    }
+
+    #[test]
+    fn select_in_word_matches_a_naive_scan() {
+        for word in [1u64, u64::MAX, 0x8000_0000_0000_0001, 0xF0F0_0000_1234_5678] {
+            let ones: Vec<u32> = (0..64).filter(|b| word >> b & 1 == 1).collect();
+            for (r, &pos) in ones.iter().enumerate() {
+                assert_eq!(select_in_word(word, r as u32), pos, "{word:x} {r}");
             }
         }
     }

@@ -2,12 +2,12 @@
 //!
 //! Each key is hashed once (xxh3, 64 bits) and mapped to a fingerprint
 //! `fp = ⌊hash · U / 2^64⌋`, uniform in `0..U`. Only fingerprints are kept,
-//! sorted and Elias–Fano coded ([`ef`]) in an LSM of runs ([`lsm`]):
+//! sorted and Elias–Fano coded (`ef`) in an LSM of runs (`lsm`):
 //!
 //! ```text
 //! FingerprintSet
 //! ├─ generation 0: U_0 = ⌈C / ε_0⌉, holds <= C fingerprints
-//! │    buffer HashSet<u64> (<= C/2048) ─flush─▶ runs [EF 0 ≥16×rest][EF 1]…
+//! │    buffer (<= C/1024; sorted Vec<u64> up to 512) ─flush─▶ runs [EF 0 ≥8×rest][EF 1]…
 //! ├─ generation 1: U_1 = ⌈4C / ε_1⌉, holds <= 4C   (only once gen 0 is full)
 //! └─ …            ε_g = ε · (1 − 1/32) · 32^−g,  Σ_g ε_g < ε
 //! ```
@@ -29,16 +29,20 @@
 //!
 //! # Space
 //! With `n = C` keys in one run: `2 + log2(U/n) = 2 + log2(1/ε) + 0.046` bits
-//! (the 1/32 reserved for growth), plus the run split entropy (<= 0.35 bits,
-//! see [`lsm`]), select samples (~0.09 bits) and the buffer (< 0.1 bits).
-//! At ε = 2^-36 that is about 38.3–38.6 bits ≈ 4.8 bytes per key; fewer keys
-//! than `C` cost `log2(C/n)` more bits each (the universe was sized for `C`).
+//! (the 1/32 reserved for growth), plus the universe rounding of
+//! `generation()` (<= 0.05 bits at 10M keys), the run split entropy (<= 0.5
+//! bits, see `lsm`), select samples (~0.09 bits) and the buffer (~0.15
+//! bits). At ε = 2^-36 that is about 38.4–38.9 bits ≈ 4.8–4.85 bytes per key;
+//! fewer keys than `C` cost `log2(C/n)` more bits each (the universe was
+//! sized for `C`).
 //!
 //! # Cost
 //! `insert` and `contains`: one hash, one buffer probe, one Elias–Fano
-//! lookup per run (<= log16(C/buffer) + 1 runs); inserts also pay merging,
-//! about 16 sequential decode+encode steps per level.
+//! lookup per run (<= log8(C/buffer) + 1 runs, three dependent cache misses
+//! each for big runs); inserts also pay merging, about 4 sequential
+//! decode+encode steps per level.
 
+mod buffer;
 mod ef;
 mod lsm;
 

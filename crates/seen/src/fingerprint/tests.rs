@@ -98,7 +98,7 @@ fn generation_universe_respects_the_quantised_bound() {
 
 #[test]
 fn space_near_log2_inverse_epsilon_at_capacity() {
-    let n = 1 << 18;
+    let n = 1 << 17;
     let mut set = FingerprintSet::new(n, DEFAULT_EPSILON).unwrap();
     for i in 0..n as u64 {
         set.insert(&i.to_le_bytes());

@@ -1,0 +1,39 @@
+//! Fuzzes `CompactSet` against a `BTreeSet` model: every insert's answer,
+//! every lookup, `len()` and the full sorted `iter()` must agree.
+//!
+//! Input format: a sequence of ops. Byte `b`: the low bit picks insert (1)
+//! or lookup (0); `b >> 1` is the key length (0..=127), and the next bytes
+//! are the key. A final 0xFF byte pads the set with numbered keys so that
+//! small inputs still exercise buffer flushes and run merges.
+#![no_main]
+
+use std::collections::BTreeSet;
+
+use libfuzzer_sys::fuzz_target;
+use mgz_seen::{SeenSet, compact::CompactSet};
+
+fuzz_target!(|data: &[u8]| {
+    let mut set = CompactSet::new();
+    let mut model = BTreeSet::new();
+    let mut rest = data;
+    while let Some((&op, tail)) = rest.split_first() {
+        if op == 0xFF {
+            for i in 0..3000u32 {
+                let key = i.to_be_bytes().to_vec();
+                assert_eq!(set.insert(&key), model.insert(key));
+            }
+            rest = tail;
+            continue;
+        }
+        let len = usize::from(op >> 1).min(tail.len());
+        let (key, tail) = tail.split_at(len);
+        if op & 1 == 1 {
+            assert_eq!(set.insert(key), model.insert(key.to_vec()));
+        } else {
+            assert_eq!(set.contains(key), model.contains(key));
+        }
+        rest = tail;
+    }
+    assert_eq!(set.len(), model.len());
+    assert!(set.iter().eq(model.into_iter()));
+});
