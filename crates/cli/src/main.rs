@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 mod alloc;
 mod bench;
 mod crawl_cmd;
+mod dedup_cmd;
 mod demo;
 mod frontier_cmd;
 mod search_cmd;
@@ -37,6 +38,8 @@ enum Command {
     Serve(serve_cmd::ServeArgs),
     /// Talk to a URLFrontier server: put, get, stats, list, dump.
     Frontier(frontier_cmd::FrontierArgs),
+    /// Print the first occurrence of each line (or URL), in input order, in little memory.
+    Dedup(dedup_cmd::DedupArgs),
     /// The synthetic web: serve it, print its seeds, ground truth or a URL stream.
     Sim(sim_cmd::SimArgs),
     /// Canonicalise URLs or compute SURT keys, one per line.
@@ -53,6 +56,7 @@ fn main() -> std::process::ExitCode {
         Command::Search(args) => search_cmd::run(args),
         Command::Serve(args) => serve_cmd::run(args),
         Command::Frontier(args) => frontier_cmd::run(args),
+        Command::Dedup(args) => dedup_cmd::run(args),
         Command::Sim(args) => sim_cmd::run(args),
         Command::Url(args) => url_cmd::run(args),
         Command::Bench(args) => bench::run(args),
