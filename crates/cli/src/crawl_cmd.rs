@@ -27,6 +27,12 @@ pub struct CrawlArgs {
     /// Deepest link depth fetched (seeds are 0).
     #[arg(long, default_value_t = 5)]
     pub max_depth: u32,
+    /// Serve a live status page (`/`, `/status.json`, `/metrics`) on this loopback address.
+    #[arg(long, value_name = "ADDR")]
+    pub status: Option<std::net::SocketAddr>,
+    /// Require this bearer token (or `?token=`) on the status page.
+    #[arg(long, value_name = "TOKEN", requires = "status")]
+    pub status_token: Option<String>,
     /// Stop after this many page responses (0 = no limit).
     #[arg(long, default_value_t = 0)]
     pub max_pages: u64,
@@ -141,6 +147,8 @@ pub fn config(args: &CrawlArgs, state_dir: PathBuf) -> anyhow::Result<CrawlConfi
             (_, true) => Sitemaps::Off,
             _ => Sitemaps::Robots,
         },
+        status: args.status,
+        status_token: args.status_token.clone(),
         ..CrawlConfig::default()
     };
     cfg.policy = match args.policy.as_str() {

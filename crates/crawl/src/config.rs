@@ -70,6 +70,10 @@ pub struct CrawlConfig {
     pub strict_depth: bool,
     /// Print progress (bar on a TTY, log lines otherwise).
     pub progress: bool,
+    /// Serve the live status page (`/`, `/status.json`, `/metrics`) here.
+    pub status: Option<std::net::SocketAddr>,
+    /// Bearer token the status page requires, if any.
+    pub status_token: Option<String>,
 }
 
 impl Default for CrawlConfig {
@@ -98,6 +102,8 @@ impl Default for CrawlConfig {
             backoff: Duration::from_secs(1),
             strict_depth: true,
             progress: true,
+            status: None,
+            status_token: None,
         }
     }
 }

@@ -65,6 +65,8 @@ pub async fn discover(
         match o {
             PutOutcome::New => {
                 Counters::bump(&c.queued);
+                c.queued_url_bytes
+                    .fetch_add(item.url.len() as u64, std::sync::atomic::Ordering::Relaxed);
                 if let Ok(u) = url::Url::parse(&item.url) {
                     sh.filter.charge(u.host_str().unwrap_or(""));
                 }

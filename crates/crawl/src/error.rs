@@ -40,6 +40,9 @@ pub enum CrawlError {
     /// The frontier failed.
     #[error("frontier: {0}")]
     Frontier(String),
+    /// The status page could not start.
+    #[error("status page: {0}")]
+    Status(#[from] mgz_status::StatusError),
     /// A configuration value that makes no sense.
     #[error("config: {0}")]
     Config(String),
@@ -50,6 +53,7 @@ impl CrawlError {
     pub fn kind(&self) -> &'static str {
         match self {
             CrawlError::BadResolve(_) | CrawlError::Config(_) | CrawlError::Regex(_) => "config",
+            CrawlError::Status(_) => "status",
             CrawlError::Blocked { .. } => "ssrf_blocked",
             CrawlError::Http { kind, .. } => kind,
             CrawlError::Db(_) => "database",

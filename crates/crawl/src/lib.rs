@@ -16,6 +16,7 @@ mod robots_fetch;
 pub mod run;
 pub mod sitemap;
 pub mod stats;
+pub mod status;
 pub mod store;
 pub mod terms;
 pub mod traps;

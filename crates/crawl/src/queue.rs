@@ -33,6 +33,9 @@ pub struct Queue {
     /// URLs whose depth was lowered while pending (see [`Queue::lower`]),
     /// and the lock that orders every depth-rewriting `put_known`.
     lowered: Arc<Mutex<std::collections::HashMap<String, u32>>>,
+    /// Queues this crawl blocked (429/503), and until when (Unix seconds),
+    /// for the status page.
+    blocked: Mutex<std::collections::BTreeMap<String, u64>>,
 }
 
 fn ferr(e: impl std::fmt::Display) -> CrawlError {
@@ -58,6 +61,7 @@ impl Queue {
             pending: Mutex::new(pending),
             retrying: Mutex::new(retrying),
             lowered: Arc::default(),
+            blocked: Mutex::default(),
         })
     }
 
@@ -230,6 +234,10 @@ fn known(rec: UrlRecord, depth: u32, next_fetch: u64) -> KnownItem {
 impl Queue {
     /// Blocks a queue until `until_s`.
     pub async fn block(&self, key: String, until_s: u64) -> Result<(), CrawlError> {
+        if let Ok(mut b) = self.blocked.lock() {
+            b.retain(|_, until| *until > now_s());
+            b.insert(key.clone(), until_s);
+        }
         self.call(move |f| f.block_queue_until("", &key, until_s))
             .await?
             .map_err(ferr)
@@ -240,6 +248,25 @@ impl Queue {
         self.call(move |f| f.set_delay("", None, secs))
             .await?
             .map_err(ferr)
+    }
+
+    /// The frontier itself (read-only uses: stats, listings).
+    pub fn frontier(&self) -> &Arc<Frontier> {
+        &self.frontier
+    }
+
+    /// Queues blocked by this crawl and still blocked now: `(key, until_s)`.
+    pub fn blocked_now(&self) -> Vec<(String, u64)> {
+        let now = now_s();
+        self.blocked.lock().map_or_else(
+            |_| Vec::new(),
+            |b| {
+                b.iter()
+                    .filter(|(_, u)| **u > now)
+                    .map(|(k, u)| (k.clone(), *u))
+                    .collect()
+            },
+        )
     }
 
     /// Heap bytes of the seen set.

@@ -147,6 +147,18 @@ async fn open_shared(cfg: CrawlConfig) -> Result<Arc<Shared>, CrawlError> {
 pub async fn crawl(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Summary, CrawlError> {
     let start = Instant::now();
     let sh = open_shared(cfg).await?;
+    let status = match sh.cfg.status {
+        Some(addr) => {
+            let opts = mgz_status::ServeOptions {
+                role: "crawl".into(),
+                token: sh.cfg.status_token.clone(),
+                allow_public: false,
+            };
+            let source = Arc::new(crate::status::CrawlStatus::new(sh.clone()));
+            Some(mgz_status::serve(addr, source, opts).await?)
+        }
+        None => None,
+    };
     let seeds = sh.cfg.seeds.clone();
     discover(&sh, None, &seeds, 0, Default::default()).await?;
     // After the seeds, so the crawl exists. Whole seconds only: the gates
@@ -167,6 +179,9 @@ pub async fn crawl(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Summary, C
     sh.queue.flush().await?;
     if let Some(w) = &sh.warc {
         w.flush()?;
+    }
+    if let Some(handle) = status {
+        handle.shutdown();
     }
     result?;
     Ok(Summary::from_counters(

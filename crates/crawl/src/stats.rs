@@ -22,6 +22,9 @@ pub struct Counters {
     pub traps_cut: AtomicU64,
     /// URLs queued as new.
     pub queued: AtomicU64,
+    /// Total length of the URLs queued as new (for the status page's
+    /// `HashSet<String>` comparison).
+    pub queued_url_bytes: AtomicU64,
     errors: Mutex<BTreeMap<String, u64>>,
 }
 
