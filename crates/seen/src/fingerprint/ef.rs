@@ -22,8 +22,11 @@
 //! words, then about `1 + n / (U >> l)` (≈ 2) low-bit comparisons.
 //! Building and iterating are sequential, a few ns per value.
 
-/// Zeros between two select samples: 32 bits per 512 zeros ≈ 0.06–0.12 bits per value.
-const ZERO_SAMPLE: u64 = 512;
+/// Zeros between two select samples: 32 bits per 256 zeros ≈ 0.12–0.25 bits per value.
+const ZERO_SAMPLE: u64 = 256;
+
+/// Runs smaller than this are looked up one value at a time (cache-resident).
+const STAGED_MIN_BYTES: usize = 256 << 10;
 
 /// Most values one sequence may hold (bit positions stay below 2^32).
 pub(crate) const MAX_LEN: usize = 1 << 30;
@@ -127,25 +130,48 @@ fn read_bits(words: &[u64], at: u64, bits: u32) -> u64 {
     v & low_mask(bits)
 }
 
-/// Position of the `r`-th set bit (0-based) of `word`; `r < word.count_ones()`.
-/// Skips whole bytes by popcount first: at most 8 + 7 steps instead of 63.
-fn select_in_word(word: u64, mut r: u32) -> u32 {
-    let mut base = 0;
-    let mut w = word;
-    loop {
-        let c = (w & 0xFF).count_ones();
-        if r < c {
-            break;
+/// `SELECT_IN_BYTE[b][r]`: position of the `r`-th set bit of byte `b`.
+const SELECT_IN_BYTE: [[u8; 8]; 256] = select_in_byte_table();
+
+const fn select_in_byte_table() -> [[u8; 8]; 256] {
+    let mut t = [[8u8; 8]; 256];
+    let mut b = 0;
+    while b < 256 {
+        let (mut r, mut i) = (0, 0);
+        while i < 8 {
+            if (b >> i) & 1 == 1 {
+                t[b][r] = i as u8;
+                r += 1;
+            }
+            i += 1;
         }
-        r -= c;
-        w >>= 8;
-        base += 8;
+        b += 1;
     }
-    let mut byte = w & 0xFF;
-    for _ in 0..r {
-        byte &= byte - 1;
-    }
-    base + byte.trailing_zeros()
+    t
+}
+
+const ONES_PER_BYTE: u64 = 0x0101_0101_0101_0101;
+const HIGH_PER_BYTE: u64 = 0x8080_8080_8080_8080;
+
+/// Position of the `r`-th set bit (0-based) of `word`; `r < word.count_ones()`.
+/// Branch-free: byte popcounts, their prefix sums by one multiply, the
+/// target byte by comparing every prefix with `r` at once, then a table.
+fn select_in_word(word: u64, r: u32) -> u32 {
+    let mut s = word - ((word >> 1) & 0x5555_5555_5555_5555);
+    s = (s & 0x3333_3333_3333_3333) + ((s >> 2) & 0x3333_3333_3333_3333);
+    s = (s + (s >> 4)) & 0x0F0F_0F0F_0F0F_0F0F;
+    // Byte i: ones in bytes 0..=i (at most 64, no carries between bytes).
+    let prefix = s.wrapping_mul(ONES_PER_BYTE);
+    // High bit of byte i set iff prefix_i <= r (0x80 + r - prefix_i never borrows).
+    let le = (((u64::from(r) * ONES_PER_BYTE) | HIGH_PER_BYTE) - prefix) & HIGH_PER_BYTE;
+    let byte = le.count_ones();
+    let before = if byte == 0 {
+        0
+    } else {
+        (prefix >> (8 * (byte - 1))) & 0xFF
+    };
+    let bits = ((word >> (8 * byte)) & 0xFF) as usize;
+    byte * 8 + u32::from(SELECT_IN_BYTE[bits][(u64::from(r) - before) as usize])
 }
 
 impl EliasFano {
@@ -210,20 +236,86 @@ impl EliasFano {
 
     /// Whether `value` is in the sequence.
     pub(crate) fn contains(&self, value: u64) -> bool {
-        if self.len == 0 {
-            return false;
-        }
-        let l = self.low_bits;
-        let bucket = value >> l;
+        self.bucket(value)
+            .is_some_and(|b| self.scan(self.bucket_start(b), b, value))
+    }
+
+    /// The high-bits bucket of `value`, if the sequence can hold it.
+    fn bucket(&self, value: u64) -> Option<u64> {
+        let bucket = value >> self.low_bits;
         let zeros = self.high_len - self.len as u64;
-        if bucket >= zeros {
-            return false;
-        }
-        let mut pos = if bucket == 0 {
+        (self.len > 0 && bucket < zeros).then_some(bucket)
+    }
+
+    /// Bit position in `high` where `bucket`'s ones start.
+    fn bucket_start(&self, bucket: u64) -> u64 {
+        if bucket == 0 {
             0
         } else {
             self.select0(bucket - 1) + 1
-        };
+        }
+    }
+
+    /// Sample entry and high word `bucket_start(bucket)` will read first.
+    fn sample_of(&self, bucket: u64) -> u64 {
+        let k = bucket.saturating_sub(1);
+        u64::from(self.zsamp[(k / ZERO_SAMPLE) as usize])
+    }
+
+    /// Looks up many values at once: `found[i] |= contains(values[i])`.
+    ///
+    /// Staged so the cache misses of different values overlap: first every
+    /// select sample is loaded, then every first high word, then each scan
+    /// runs on cached words and its low-bits word is touched, then compared.
+    /// Big runs cost ~3 misses a value; in one pass they are paid in parallel.
+    /// Values already found are skipped. Runs small enough to stay in cache
+    /// gain nothing from staging and take the plain loop.
+    pub(crate) fn contains_many(&self, values: &[u64], found: &mut [bool]) {
+        if self.heap_bytes() < STAGED_MIN_BYTES {
+            for (f, &v) in found.iter_mut().zip(values) {
+                *f = *f || self.contains(v);
+            }
+            return;
+        }
+        self.contains_staged(values, found);
+    }
+
+    /// The staged form of [`EliasFano::contains_many`], for any size.
+    fn contains_staged(&self, values: &[u64], found: &mut [bool]) {
+        let buckets: Vec<Option<u64>> = values
+            .iter()
+            .zip(found.iter())
+            .map(|(&v, &f)| if f { None } else { self.bucket(v) })
+            .collect();
+        let samples: Vec<u64> = buckets
+            .iter()
+            .flatten()
+            .map(|&b| self.sample_of(b))
+            .collect();
+        let touched = samples
+            .iter()
+            .fold(0, |a, &s| a ^ self.high[(s / 64) as usize]);
+        std::hint::black_box(touched);
+        let starts: Vec<u64> = buckets
+            .iter()
+            .map(|b| b.map_or(0, |b| self.bucket_start(b)))
+            .collect();
+        let l = u64::from(self.low_bits);
+        let touched = buckets.iter().zip(&starts).fold(0, |a, (b, &p)| match b {
+            Some(b) if l > 0 => a ^ self.low.get(((p - b) * l / 64) as usize).unwrap_or(&0),
+            _ => a,
+        });
+        std::hint::black_box(touched);
+        for (i, b) in buckets.iter().enumerate() {
+            if let Some(b) = *b {
+                found[i] |= self.scan(starts[i], b, values[i]);
+            }
+        }
+    }
+
+    /// Whether `value` (in `bucket`, whose ones start at `pos`) is stored.
+    fn scan(&self, mut pos: u64, bucket: u64, value: u64) -> bool {
+        let l = self.low_bits;
         let want = value & low_mask(l);
         while self.bit(pos) {
             let got = self.low(pos - bucket);
@@ -292,6 +384,24 @@ mod tests {
     fn check(values: &[u64], universe: u64) {
         let ef = build(values, universe);
         assert_eq!(ef.iter().collect::<Vec<_>>(), values);
+        let probes: Vec<u64> = values
+            .iter()
+            .flat_map(|&v| [v, v.saturating_sub(1), v.saturating_add(1)])
+            .chain([0, universe.saturating_sub(1), u64::MAX])
+            .collect();
+        let one: Vec<bool> = probes.iter().map(|&p| ef.contains(p)).collect();
+        let mut many = vec![false; probes.len()];
+        ef.contains_many(&probes, &mut many);
+        assert_eq!(many, one);
+        // Some already found: they stay found, the rest are answered.
+        let mut staged: Vec<bool> = (0..probes.len()).map(|i| i % 3 == 1).collect();
+        ef.contains_staged(&probes, &mut staged);
+        let want: Vec<bool> = one
+            .iter()
+            .enumerate()
+            .map(|(i, &o)| o || i % 3 == 1)
+            .collect();
+        assert_eq!(staged, want);
         for &v in values {
             assert!(ef.contains(v), "missing {v}");
             if v > 0 && values.binary_search(&(v - 1)).is_err() {
@@ -305,7 +415,15 @@ mod tests {
 
     #[test]
     fn select_in_word_matches_a_naive_scan() {
-        for word in [1u64, u64::MAX, 0x8000_0000_0000_0001, 0xF0F0_0000_1234_5678] {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let random = (0..200).map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        });
+        let fixed = [1u64, u64::MAX, 0x8000_0000_0000_0001, 0xF0F0_0000_1234_5678];
+        for word in fixed.into_iter().chain(random) {
             let ones: Vec<u32> = (0..64).filter(|b| word >> b & 1 == 1).collect();
             for (r, &pos) in ones.iter().enumerate() {
                 assert_eq!(select_in_word(word, r as u32), pos, "{word:x} {r}");

@@ -70,6 +70,16 @@ impl Generation {
         self.buffer.contains(fp) || self.runs.iter().rev().any(|r| r.contains(fp))
     }
 
+    /// `found[i] |= contains(fps[i])`, with the runs' cache misses overlapped.
+    pub(crate) fn contains_many(&self, fps: &[u64], found: &mut [bool]) {
+        for (f, &fp) in found.iter_mut().zip(fps) {
+            *f = *f || self.buffer.contains(fp);
+        }
+        for run in self.runs.iter().rev() {
+            run.contains_many(fps, found);
+        }
+    }
+
     /// Adds `fp`, which the caller checked is absent.
     pub(crate) fn push_new(&mut self, fp: u64) {
         self.buffer.insert(fp, self.buffer_cap);

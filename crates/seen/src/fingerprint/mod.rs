@@ -31,24 +31,31 @@
 //! With `n = C` keys in one run: `2 + log2(U/n) = 2 + log2(1/ε) + 0.046` bits
 //! (the 1/32 reserved for growth), plus the universe rounding of
 //! `generation()` (<= 0.05 bits at 10M keys), the run split entropy (<= 0.5
-//! bits, see `lsm`), select samples (~0.09 bits) and the buffer (~0.15
-//! bits). At ε = 2^-36 that is about 38.4–38.9 bits ≈ 4.8–4.85 bytes per key;
+//! bits, see `lsm`), select samples (~0.18 bits) and the buffer (~0.15
+//! bits). At ε = 2^-36 that is about 38.5–39.0 bits ≈ 4.81–4.88 bytes per key;
 //! fewer keys than `C` cost `log2(C/n)` more bits each (the universe was
 //! sized for `C`).
 //!
 //! # Cost
 //! `insert` and `contains`: one hash, one buffer probe, one Elias–Fano
 //! lookup per run (<= log8(C/buffer) + 1 runs, three dependent cache misses
-//! each for big runs); inserts also pay merging, about 4 sequential
-//! decode+encode steps per level.
+//! each for big runs); inserts also pay merging, up to `RATIO` sequential
+//! decode+encode steps per level (a run is rewritten whenever the newer runs
+//! reach 1/8 of it). `insert_batch` checks a whole batch against the runs in
+//! stages so the big runs' cache misses overlap (`EliasFano::contains_many`),
+//! then inserts in order.
 
 mod buffer;
 mod ef;
 mod lsm;
 
+use std::collections::HashSet;
+use std::hash::BuildHasherDefault;
+
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::{Guarantee, SeenError, SeenSet};
+use buffer::PassThrough;
 use lsm::Generation;
 
 /// Default false-positive rate per lookup: 2^-36.
@@ -166,6 +173,40 @@ impl SeenSet for FingerprintSet {
         gen_.push_new(fp);
         self.len += 1;
         true
+    }
+
+    /// Checks the whole batch against the set as it was first (the runs'
+    /// cache misses overlap, see `EliasFano::contains_many`), then inserts in
+    /// order, checking each key also against what this batch added: the
+    /// answers equal those of `insert` one key at a time.
+    fn insert_batch(&mut self, keys: &[&[u8]], out: &mut Vec<bool>) {
+        let hashes: Vec<u64> = keys.iter().map(|k| xxh3_64(k)).collect();
+        let mut old = vec![false; keys.len()];
+        let mut fps = vec![0; keys.len()];
+        for g in &self.gens {
+            fps.iter_mut()
+                .zip(&hashes)
+                .for_each(|(f, &h)| *f = g.fingerprint(h));
+            g.contains_many(&fps, &mut old);
+        }
+        let mut added: HashSet<(usize, u64), BuildHasherDefault<PassThrough>> = HashSet::default();
+        out.clear();
+        for (&hash, &was) in hashes.iter().zip(&old) {
+            // Generations opened during the batch hold only keys in `added`.
+            let fresh = !was
+                && !(0..self.gens.len()).any(|i| {
+                    let fp = self.gens[i].fingerprint(hash);
+                    added.contains(&(i, fp))
+                });
+            if fresh {
+                let gen_ = self.active();
+                let fp = gen_.fingerprint(hash);
+                gen_.push_new(fp);
+                added.insert((self.gens.len() - 1, fp));
+                self.len += 1;
+            }
+            out.push(fresh);
+        }
     }
 
     fn contains(&self, key: &[u8]) -> bool {

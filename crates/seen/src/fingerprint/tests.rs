@@ -88,6 +88,33 @@ fn growing_past_capacity_keeps_the_bound() {
 }
 
 #[test]
+fn insert_batch_answers_like_one_insert_at_a_time() {
+    // ε = 2^-8 makes fingerprint collisions common; 500 keys of capacity
+    // force new generations mid-batch; every key repeats (duplicates inside
+    // and across batches).
+    let eps = 1.0 / 256.0;
+    let keys: Vec<Vec<u8>> = (0..12_000u64).map(|i| key(i % 7_000)).collect();
+    let mut single = FingerprintSet::new(500, eps).unwrap();
+    let want: Vec<bool> = keys.iter().map(|k| single.insert(k)).collect();
+    let mut batched = FingerprintSet::new(500, eps).unwrap();
+    let (mut got, mut out) = (Vec::new(), Vec::new());
+    for chunk in keys.chunks(777) {
+        let refs: Vec<&[u8]> = chunk.iter().map(Vec::as_slice).collect();
+        batched.insert_batch(&refs, &mut out);
+        got.extend_from_slice(&out);
+    }
+    assert!(want.iter().filter(|&&w| !w).count() > 5_000);
+    assert!(
+        batched.gens.len() >= 3,
+        "{} generations",
+        batched.gens.len()
+    );
+    assert_eq!(got, want);
+    assert_eq!(batched.len(), single.len());
+    assert!(keys.iter().all(|k| batched.contains(k)));
+}
+
+#[test]
 fn generation_universe_respects_the_quantised_bound() {
     for cap in [1usize, 7, 1000, 10_000_000, 120_000_000] {
         let eps = DEFAULT_EPSILON * (1.0 - GROWTH_SHARE);
