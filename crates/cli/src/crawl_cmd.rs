@@ -57,8 +57,9 @@ pub struct CrawlArgs {
     /// User-Agent header; its first word is the robots.txt product token.
     #[arg(long, default_value = mgz_crawl::DEFAULT_USER_AGENT)]
     pub user_agent: String,
-    /// Seen-set backend of the frontier.
-    #[arg(long, default_value = "hash")]
+    /// Seen-set backend of the frontier: fingerprint (quasi-exact, 2^-36, ~5 B/URL),
+    /// compact (exact, ~15 B/URL), hash, bloom, xtrie, tst.
+    #[arg(long, default_value = "fingerprint")]
     pub seen: String,
     /// Canonicalisation policy: safe | aggressive.
     #[arg(long, default_value = "safe")]

@@ -34,6 +34,12 @@ pub struct DemoArgs {
     /// Print the summary as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Seen-set backend of the frontier (fingerprint, compact, hash, ...).
+    #[arg(long, default_value = "fingerprint")]
+    pub seen: String,
+    /// Serve the live status page on this loopback address while the demo crawls.
+    #[arg(long, value_name = "ADDR")]
+    pub status: Option<std::net::SocketAddr>,
 }
 
 fn sim_config(args: &DemoArgs) -> mgz_sim::SimConfig {
@@ -68,6 +74,8 @@ fn crawl_config(
         robots_retries: 1,
         backoff: Duration::from_millis(500),
         strict_depth: false,
+        seen_backend: args.seen.clone(),
+        status: args.status,
         ..CrawlConfig::default()
     };
     cfg.fetch.resolve = vec![ResolveRule::parse(resolve)?];

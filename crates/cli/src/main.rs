@@ -12,6 +12,7 @@ mod frontier_cmd;
 mod search_cmd;
 mod serve_cmd;
 mod sim_cmd;
+mod status_cmd;
 mod url_cmd;
 
 /// Counts bytes so `mgz bench` measures memory instead of estimating it.
@@ -42,6 +43,8 @@ enum Command {
     Dedup(dedup_cmd::DedupArgs),
     /// The synthetic web: serve it, print its seeds, ground truth or a URL stream.
     Sim(sim_cmd::SimArgs),
+    /// Totals of a stopped crawl from its state directory.
+    Status(status_cmd::StatusArgs),
     /// Canonicalise URLs or compute SURT keys, one per line.
     Url(url_cmd::UrlArgs),
     /// Benchmarks: `mgz bench seen`, `mgz bench frontier`.
@@ -58,6 +61,7 @@ fn main() -> std::process::ExitCode {
         Command::Frontier(args) => frontier_cmd::run(args),
         Command::Dedup(args) => dedup_cmd::run(args),
         Command::Sim(args) => sim_cmd::run(args),
+        Command::Status(args) => status_cmd::run(args),
         Command::Url(args) => url_cmd::run(args),
         Command::Bench(args) => bench::run(args),
     };

@@ -19,8 +19,9 @@ pub struct ServeArgs {
     /// State directory of the frontier (created if missing).
     #[arg(long, default_value = "mgz-frontier")]
     state: PathBuf,
-    /// Seen-set backend of each crawl.
-    #[arg(long, default_value = "hash")]
+    /// Seen-set backend of each crawl: fingerprint (quasi-exact, 2^-36, ~5 B/URL),
+    /// compact (exact, ~15 B/URL), hash, bloom, xtrie, tst.
+    #[arg(long, default_value = "fingerprint")]
     seen: String,
     /// Serve Prometheus metrics on this address (`/metrics`).
     #[arg(long)]
@@ -66,6 +67,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         max_message_bytes: args.max_message_bytes,
         max_concurrent_streams: args.max_streams,
         drain_timeout: Duration::from_secs(10),
+        seen_backend: args.seen.clone(),
     };
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     runtime.block_on(async move {
@@ -86,8 +88,6 @@ fn durability(commit_ms: u64) -> Durability {
 
 /// The seen-set backend named on the command line.
 fn seen_factory(name: &str) -> anyhow::Result<SeenFactory> {
-    match name {
-        "hash" => Ok(Arc::new(|| Box::new(mgz_seen::hash::HashSeen::new()))),
-        other => anyhow::bail!("unknown seen backend {other:?} (available here: hash)"),
-    }
+    mgz_frontier::seen_factory(name, 10_000_000)
+        .map_err(|e| anyhow::anyhow!("seen backend {name:?}: {e}"))
 }

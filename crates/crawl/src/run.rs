@@ -69,12 +69,8 @@ impl Shared {
 
 /// Seen-set backends the crawler can ask the frontier for.
 pub fn seen_factory(name: &str) -> Result<SeenFactory, CrawlError> {
-    match name {
-        "hash" => Ok(Arc::new(|| Box::new(mgz_seen::hash::HashSeen::new()))),
-        other => Err(CrawlError::Config(format!(
-            "seen backend {other:?}: available: hash"
-        ))),
-    }
+    mgz_frontier::seen_factory(name, 10_000_000)
+        .map_err(|e| CrawlError::Config(format!("seen backend {name:?}: {e}")))
 }
 
 fn robots_token(user_agent: &str) -> String {

@@ -224,3 +224,22 @@ impl Table {
         batch.insert(&store.meta, b"seq", self.next_seq.to_le_bytes());
     }
 }
+
+/// A [`SeenFactory`] for the `mgz-seen` backend called `name` (`hash`,
+/// `fingerprint`, `compact`, `bloom`, ...), sized for `expected` URLs per
+/// crawl. Unknown names and impossible sizes are reported here, once, so
+/// the factory itself cannot fail.
+pub fn seen_factory(name: &str, expected: usize) -> Result<SeenFactory, mgz_seen::SeenError> {
+    let opts = mgz_seen::BackendOptions {
+        expected,
+        fpr: None,
+    };
+    mgz_seen::backend(name, &opts)?;
+    let name = name.to_string();
+    Ok(Arc::new(move || {
+        // Same arguments as the call above, which succeeded: the fallback is
+        // unreachable, and keeps this closure free of panics.
+        mgz_seen::backend(&name, &opts)
+            .unwrap_or_else(|_| Box::new(mgz_seen::hash::HashSeen::new()))
+    }))
+}

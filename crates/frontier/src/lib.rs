@@ -35,7 +35,7 @@ mod types;
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use commit::{Commit, Durability};
 pub use error::{FrontierError, Result};
-pub use frontier::{Frontier, FrontierOptions, SeenFactory};
+pub use frontier::{Frontier, FrontierOptions, SeenFactory, seen_factory};
 pub use store::{FORMAT_VERSION, StoreOptions};
 pub use types::{
     DEFAULT_CRAWL, GetParams, KnownItem, MAX_KEY_LEN, Metadata, PutOutcome, QueuePage,

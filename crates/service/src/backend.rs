@@ -49,6 +49,8 @@ pub struct Gauges {
     pub pending: u64,
     /// Bytes held by the seen index.
     pub seen_bytes: u64,
+    /// URLs completed.
+    pub completed: u64,
 }
 
 /// The store behind `mgz serve`. See the module docs for the contract.

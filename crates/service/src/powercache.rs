@@ -205,6 +205,7 @@ impl FrontierBackend for Frontier {
             g.queues += s.queues;
             g.in_flight += s.in_flight;
             g.pending += s.size;
+            g.completed += s.completed;
         }
         g
     }

@@ -21,7 +21,7 @@ use crate::ServiceError;
 use crate::auth::TokenCheck;
 use crate::backend::FrontierBackend;
 use crate::logging::LogControl;
-use crate::metrics::{Metrics, bind_metrics, serve_metrics};
+use crate::metrics::{Metrics, ServiceStatus, bind_metrics};
 use crate::proto::url_frontier_server::UrlFrontierServer;
 use crate::rpc::FrontierService;
 
@@ -42,6 +42,8 @@ pub struct ServerConfig {
     pub max_concurrent_streams: u32,
     /// How long open streams may take to finish after shutdown is asked.
     pub drain_timeout: Duration,
+    /// Name of the seen-set backend, shown on the status page.
+    pub seen_backend: String,
 }
 
 impl Default for ServerConfig {
@@ -54,6 +56,7 @@ impl Default for ServerConfig {
             max_message_bytes: 16 << 20,
             max_concurrent_streams: 256,
             drain_timeout: Duration::from_secs(10),
+            seen_backend: "hash".into(),
         }
     }
 }
@@ -111,15 +114,26 @@ impl<B: FrontierBackend> Server<B> {
         let addr = self.local_addr()?;
         let metrics = Arc::new(Metrics::default());
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
-        let metrics_task = self.metrics_listener.map(|l| {
-            let stopped = wait_stop(stop_rx.clone());
-            tokio::spawn(serve_metrics(
-                l,
-                metrics.clone(),
-                self.backend.clone(),
-                stopped,
-            ))
-        });
+        let status_page = match self.metrics_listener {
+            Some(l) => {
+                let source = Arc::new(ServiceStatus::new(
+                    metrics.clone(),
+                    self.backend.clone(),
+                    self.config.seen_backend.clone(),
+                ));
+                let options = mgz_status::ServeOptions {
+                    role: "serve".into(),
+                    token: self.config.token.clone(),
+                    // Where to listen is the operator's choice (--metrics).
+                    allow_public: true,
+                };
+                Some(
+                    mgz_status::serve_listener(l, source, options)
+                        .map_err(|e| ServiceError::Store(e.to_string()))?,
+                )
+            }
+            None => None,
+        };
         let service =
             FrontierService::new(self.backend.clone(), metrics, self.log, addr.to_string());
         let grpc = UrlFrontierServer::new(service)
@@ -145,8 +159,8 @@ impl<B: FrontierBackend> Server<B> {
             .serve_with_incoming_shutdown(incoming, asked);
         tracing::info!(%addr, tls = self.config.tls.is_some(), "Started URLFrontierServer");
         let drained = drain(serving, wait_stop(stop_rx), self.config.drain_timeout).await;
-        if let Some(task) = metrics_task {
-            task.abort();
+        if let Some(page) = status_page {
+            page.shutdown();
         }
         let backend = self.backend.clone();
         tokio::task::spawn_blocking(move || backend.flush())

@@ -33,4 +33,4 @@ pub use page::STATUS_PAGE_HTML;
 pub use rates::RateTracker;
 pub use report::{HostStatus, Rates, SeenStatus, StatusReport, Totals};
 pub use rss::{peak_rss_bytes, rss_bytes};
-pub use server::{ServeOptions, StatusHandle, StatusSource, serve};
+pub use server::{ServeOptions, StatusHandle, StatusSource, serve, serve_listener};

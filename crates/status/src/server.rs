@@ -30,6 +30,14 @@ pub trait StatusSource: Send + Sync + 'static {
     fn extra_metrics(&self) -> String {
         String::new()
     }
+    /// The whole `/metrics` body. The default renders the report's totals
+    /// ([`render_prometheus`]) followed by [`StatusSource::extra_metrics`];
+    /// a source with its own metric set (the gRPC service) replaces it.
+    fn metrics(&self, report: &StatusReport) -> String {
+        let mut text = render_prometheus(report);
+        text.push_str(&self.extra_metrics());
+        text
+    }
 }
 
 /// How the status server runs.
@@ -82,9 +90,24 @@ pub async fn serve(
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|source| StatusError::Bind { addr, source })?;
-    let bound = listener
-        .local_addr()
-        .map_err(|source| StatusError::Bind { addr, source })?;
+    serve_listener(listener, source, options)
+}
+
+/// Serves the status page on an already bound `listener` (for callers that
+/// must learn the port before they start serving). Must run inside a tokio
+/// runtime.
+pub fn serve_listener(
+    listener: tokio::net::TcpListener,
+    source: Arc<dyn StatusSource>,
+    options: ServeOptions,
+) -> Result<StatusHandle, StatusError> {
+    let bound = listener.local_addr().map_err(|source| StatusError::Bind {
+        addr: SocketAddr::from(([0, 0, 0, 0], 0)),
+        source,
+    })?;
+    if !bound.ip().is_loopback() && !options.allow_public {
+        return Err(StatusError::NotLoopback { addr: bound });
+    }
     let shared = Arc::new(Shared {
         source,
         rates: Mutex::new(RateTracker::new()),
@@ -205,7 +228,6 @@ async fn metrics(
     if !authorised(&shared, &headers, &params) {
         return denied();
     }
-    let mut text = render_prometheus(&build_report(&shared));
-    text.push_str(&shared.source.extra_metrics());
+    let text = shared.source.metrics(&build_report(&shared));
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
 }

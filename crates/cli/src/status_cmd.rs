@@ -1,0 +1,97 @@
+//! `mgz status --state DIR`: the status page's totals for a stopped crawl,
+//! read from its state directory (and its page database, if given).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use mgz_frontier::{Frontier, FrontierOptions};
+use mgz_status::Totals;
+
+/// Arguments of `mgz status`.
+#[derive(clap::Args)]
+pub struct StatusArgs {
+    /// State directory of the crawl (`mgz crawl --state DIR`).
+    #[arg(long)]
+    state: PathBuf,
+    /// Page database of the crawl, for fetched and error counts.
+    #[arg(long)]
+    db: Option<PathBuf>,
+    /// Print JSON (the `totals` object of `/status.json`).
+    #[arg(long)]
+    json: bool,
+}
+
+/// Prints the totals.
+pub fn run(args: StatusArgs) -> anyhow::Result<ExitCode> {
+    let dir = args.state.join("frontier");
+    anyhow::ensure!(
+        dir.is_dir(),
+        "{} holds no crawl state (no frontier/ directory)",
+        args.state.display()
+    );
+    let frontier = Frontier::open(&dir, FrontierOptions::default())
+        .with_context(|| format!("opening {} (is the crawl still running?)", dir.display()))?;
+    let stats = frontier.stats("", None);
+    let mut totals = Totals {
+        queued: stats.size.saturating_sub(stats.in_flight),
+        in_flight: stats.in_flight,
+        completed: stats.completed,
+        ..Totals::default()
+    };
+    if let Some(db) = &args.db {
+        let rows = mgz_crawl::store::stored_urls(db)
+            .with_context(|| format!("reading page database {}", db.display()))?;
+        totals.fetched = rows.len() as u64;
+        totals.errors = error_counts(rows.iter().map(|(_, status, _)| *status));
+    }
+    if args.json {
+        println!("{}", serde_json::to_string(&totals)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("state              {}", args.state.display());
+    println!(
+        "queues             {} ({} active)",
+        stats.queues, stats.active_queues
+    );
+    println!("queued             {}", totals.queued);
+    println!("in flight          {}", totals.in_flight);
+    println!("completed          {}", totals.completed);
+    if args.db.is_some() {
+        println!("fetched            {}", totals.fetched);
+        for (kind, n) in &totals.errors {
+            println!("errors {kind:<11} {n}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Responses that are not 2xx/3xx, by class (`http_4xx`, `http_5xx`, `failed`).
+fn error_counts(statuses: impl Iterator<Item = u16>) -> BTreeMap<String, u64> {
+    let mut out = BTreeMap::new();
+    for s in statuses {
+        let kind = match s {
+            0 => "failed",
+            400..=499 => "http_4xx",
+            500..=599 => "http_5xx",
+            _ => continue,
+        };
+        *out.entry(kind.to_string()).or_default() += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_are_counted_by_class() {
+        let e = error_counts([200, 301, 404, 410, 503, 0, 0].into_iter());
+        assert_eq!(e["http_4xx"], 2);
+        assert_eq!(e["http_5xx"], 1);
+        assert_eq!(e["failed"], 2);
+        assert_eq!(e.len(), 3);
+    }
+}
