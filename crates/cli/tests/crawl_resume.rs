@@ -102,4 +102,36 @@ fn sigkill_then_resume_reaches_the_truth() {
         "{repeats} repeated requests after {kills} kills with {CONCURRENCY} in flight"
     );
     eprintln!("{kills} kills, {repeats} repeated page requests");
+
+    // `mgz status` on the stopped crawl: its totals agree with the database.
+    let out = Command::new(env!("CARGO_BIN_EXE_mgz"))
+        .args(["status", "--json", "--state"])
+        .arg(dir.path().join("state"))
+        .arg("--db")
+        .arg(dir.path().join("pages.db"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let totals: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let conn = rusqlite::Connection::open(dir.path().join("pages.db")).unwrap();
+    let rows: u64 = conn
+        .query_row("SELECT count(*) FROM pages", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(totals["fetched"], rows);
+    assert_eq!(totals["in_flight"], 0, "nothing leased in a stopped crawl");
+    assert!(
+        totals["completed"].as_u64().unwrap() >= got.len() as u64,
+        "{totals}"
+    );
+    let missing = Command::new(env!("CARGO_BIN_EXE_mgz"))
+        .args(["status", "--state"])
+        .arg(dir.path().join("no-such-state"))
+        .output()
+        .unwrap();
+    assert!(!missing.status.success());
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("holds no crawl state"));
 }
