@@ -6,6 +6,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use mgz_status::browser::{chromium, shown_fields};
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -151,44 +152,10 @@ fn screenshot(bin: &Path, url: &str) -> PathBuf {
     shot
 }
 
-fn shown_fields(dom: &str) -> Vec<(String, String)> {
-    dom.split("data-field=\"")
-        .skip(1)
-        .filter_map(|part| {
-            let (name, rest) = part.split_once('"')?;
-            let value = &rest[rest.find('>')? + 1..];
-            Some((
-                name.to_string(),
-                value[..value.find('<').unwrap_or(value.len())].to_string(),
-            ))
-        })
-        .collect()
-}
-
-fn chromium() -> Option<PathBuf> {
-    ["/usr/bin/chromium", "/usr/bin/chromium-browser"]
-        .iter()
-        .map(PathBuf::from)
-        .find(|p| p.exists())
-}
-
 fn chromium_cmd(bin: &Path) -> std::process::Command {
     let profile = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("chromium-crawl-{}", std::process::id()));
-    let mut cmd = std::process::Command::new(bin);
-    cmd.args([
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--virtual-time-budget=4000",
-    ]);
-    cmd.arg(format!("--user-data-dir={}", profile.display()));
-    cmd
+    mgz_status::browser::chromium_command(bin, &profile)
 }
 
 fn dump_dom(bin: &Path, url: &str) -> String {

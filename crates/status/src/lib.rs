@@ -19,6 +19,7 @@
 //! (28 KiB), so memory is bounded however long the crawl runs.
 #![warn(missing_docs)]
 
+pub mod browser;
 mod error;
 mod metrics;
 mod page;

@@ -5,9 +5,10 @@
 //! installs Debian's `chromium`.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
+use mgz_status::browser::{chromium, chromium_command, shown_fields};
 use mgz_status::{SeenStatus, ServeOptions, StatusReport, StatusSource, Totals, serve};
 
 struct Fixed;
@@ -33,51 +34,6 @@ impl StatusSource for Fixed {
     }
 }
 
-fn chromium() -> Option<PathBuf> {
-    [
-        "/usr/bin/chromium",
-        "/usr/bin/chromium-browser",
-        "/usr/bin/google-chrome",
-    ]
-    .iter()
-    .map(PathBuf::from)
-    .find(|p| p.exists())
-}
-
-fn chromium_cmd(bin: &Path, profile: &Path) -> std::process::Command {
-    let mut cmd = std::process::Command::new(bin);
-    cmd.args([
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--virtual-time-budget=5000",
-    ]);
-    cmd.arg(format!("--user-data-dir={}", profile.display()));
-    cmd
-}
-
-/// `data-field` name → text shown, from the dumped DOM.
-pub fn shown_fields(dom: &str) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    for part in dom.split("data-field=\"").skip(1) {
-        let Some((name, rest)) = part.split_once('"') else {
-            continue;
-        };
-        let Some(start) = rest.find('>') else {
-            continue;
-        };
-        let value = &rest[start + 1..];
-        let end = value.find('<').unwrap_or(value.len());
-        out.insert(name.to_string(), value[..end].to_string());
-    }
-    out
-}
-
 #[test]
 fn page_in_headless_chromium_shows_what_status_json_says() {
     let Some(bin) = chromium() else {
@@ -98,13 +54,13 @@ fn page_in_headless_chromium_shows_what_status_json_says() {
     let url = format!("http://{}/?token=tok", handle.addr());
     let profile = tempfile_dir("profile");
 
-    let out = chromium_cmd(&bin, &profile)
+    let out = chromium_command(&bin, &profile)
         .arg("--dump-dom")
         .arg(&url)
         .output()
         .unwrap();
     let dom = String::from_utf8_lossy(&out.stdout);
-    let shown = shown_fields(&dom);
+    let shown: BTreeMap<String, String> = shown_fields(&dom).into_iter().collect();
     let expected = Fixed.report();
     let checks = [
         ("totals.fetched", expected.totals.fetched.to_string()),
@@ -145,7 +101,7 @@ fn page_in_headless_chromium_shows_what_status_json_says() {
     );
 
     let shot = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("status-page.png");
-    let status = chromium_cmd(&bin, &profile)
+    let status = chromium_command(&bin, &profile)
         .arg(format!("--screenshot={}", shot.display()))
         .arg("--window-size=1000,1100")
         .arg(&url)
