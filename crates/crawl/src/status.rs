@@ -6,8 +6,9 @@
 //! [`HOSTS_SCANNED`] queues: bounded work per request, and none at all
 //! while nobody looks at the page.
 
-use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use mgz_status::{HostStatus, SeenStatus, StatusReport, StatusSource, Totals};
 
@@ -17,16 +18,23 @@ use crate::run::Shared;
 pub const HOSTS_SCANNED: u32 = 5_000;
 /// Hosts listed as busiest.
 const BUSIEST: usize = 10;
+/// How long a busiest-host ranking is reused: ranking takes the frontier
+/// lock once per queue, which the crawl's workers need too.
+const BUSIEST_TTL: Duration = Duration::from_secs(5);
 
 /// A crawl seen from its status page.
 pub struct CrawlStatus {
     sh: Arc<Shared>,
+    busiest: Mutex<Option<(Instant, Vec<HostStatus>)>>,
 }
 
 impl CrawlStatus {
     /// Wraps the crawl's shared state.
     pub fn new(sh: Arc<Shared>) -> Self {
-        CrawlStatus { sh }
+        CrawlStatus {
+            sh,
+            busiest: Mutex::new(None),
+        }
     }
 
     fn host(&self, key: &str, until_s: u64) -> HostStatus {
@@ -41,6 +49,16 @@ impl CrawlStatus {
     }
 
     fn busiest(&self) -> Vec<HostStatus> {
+        let mut cache = self.busiest.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((_, hosts)) = cache.as_ref().filter(|(at, _)| at.elapsed() < BUSIEST_TTL) {
+            return hosts.clone();
+        }
+        let hosts = self.rank_busiest();
+        *cache = Some((Instant::now(), hosts.clone()));
+        hosts
+    }
+
+    fn rank_busiest(&self) -> Vec<HostStatus> {
         let page = self
             .sh
             .queue
