@@ -26,4 +26,13 @@ pub enum SeenError {
         /// The backend that refused.
         backend: &'static str,
     },
+    /// Snapshot bytes that this build cannot restore (wrong backend or
+    /// version, truncated, inconsistent).
+    #[error("cannot restore a {backend} snapshot: {reason}")]
+    BadSnapshot {
+        /// Backend the snapshot was meant for.
+        backend: String,
+        /// What is wrong with it.
+        reason: String,
+    },
 }

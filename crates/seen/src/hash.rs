@@ -31,7 +31,7 @@
 
 use std::collections::HashSet;
 
-use crate::{Guarantee, SeenSet};
+use crate::{Guarantee, SeenError, SeenSet};
 
 /// Bytes glibc malloc spends on a block of `len` bytes: an 8-byte header,
 /// rounded up to 16, at least 32. Empty keys allocate nothing.
@@ -50,11 +50,55 @@ pub struct HashSeen {
     key_bytes: usize,
 }
 
+/// Version byte that starts a [`HashSeen`] snapshot.
+const SNAPSHOT_VERSION: u8 = 1;
+
 impl HashSeen {
     /// An empty set.
     pub fn new() -> Self {
         Self::default()
     }
+
+    /// Rebuilds a set from [`SeenSet::snapshot`] bytes:
+    /// `version u8 | count u64 LE | (len u32 LE | key bytes) * count`.
+    pub fn restore(bytes: &[u8]) -> Result<Self, SeenError> {
+        let bad = |reason: &str| SeenError::BadSnapshot {
+            backend: "hash".into(),
+            reason: reason.into(),
+        };
+        let (version, mut rest) = bytes.split_first().ok_or_else(|| bad("empty"))?;
+        if *version != SNAPSHOT_VERSION {
+            return Err(bad(&format!(
+                "format version {version}, expected {SNAPSHOT_VERSION}"
+            )));
+        }
+        let count = take_u64(&mut rest).ok_or_else(|| bad("truncated count"))?;
+        let mut set = HashSeen::new();
+        for _ in 0..count {
+            let len = take_u32(&mut rest).ok_or_else(|| bad("truncated length"))? as usize;
+            let key = rest.get(..len).ok_or_else(|| bad("truncated key"))?;
+            if !set.insert(key) {
+                return Err(bad("duplicate key"));
+            }
+            rest = &rest[len..];
+        }
+        if !rest.is_empty() {
+            return Err(bad("trailing bytes"));
+        }
+        Ok(set)
+    }
+}
+
+fn take_u64(b: &mut &[u8]) -> Option<u64> {
+    let (head, rest) = b.split_first_chunk::<8>()?;
+    *b = rest;
+    Some(u64::from_le_bytes(*head))
+}
+
+fn take_u32(b: &mut &[u8]) -> Option<u32> {
+    let (head, rest) = b.split_first_chunk::<4>()?;
+    *b = rest;
+    Some(u32::from_le_bytes(*head))
 }
 
 impl SeenSet for HashSeen {
@@ -64,6 +108,19 @@ impl SeenSet for HashSeen {
         }
         self.key_bytes += malloc_size(key.len());
         self.set.insert(key.into())
+    }
+
+    fn snapshot(&self) -> Option<Vec<u8>> {
+        let mut out = Vec::with_capacity(9 + self.key_bytes);
+        out.push(SNAPSHOT_VERSION);
+        out.extend_from_slice(&(self.set.len() as u64).to_le_bytes());
+        for key in &self.set {
+            // Keys over 4 GiB cannot come from a URL; refuse rather than truncate.
+            let len = u32::try_from(key.len()).ok()?;
+            out.extend_from_slice(&len.to_le_bytes());
+            out.extend_from_slice(key);
+        }
+        Some(out)
     }
 
     fn contains(&self, key: &[u8]) -> bool {

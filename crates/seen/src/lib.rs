@@ -25,7 +25,7 @@ pub mod tst;
 pub mod xtrie;
 
 pub use error::SeenError;
-pub use registry::{BACKENDS, BackendOptions, VARIANTS, backend};
+pub use registry::{BACKENDS, BackendOptions, VARIANTS, backend, restore};
 
 /// What a backend promises about its answers.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -64,5 +64,13 @@ pub trait SeenSet: Send {
     fn insert_batch(&mut self, keys: &[&[u8]], out: &mut Vec<bool>) {
         out.clear();
         out.extend(keys.iter().map(|k| self.insert(k)));
+    }
+    /// Serialises the whole set so [`restore`] can rebuild it without the
+    /// keys (the frontier reloads its seen index this way). `None` when the
+    /// backend has no snapshot form: callers rebuild it from the keys instead.
+    /// The bytes start with the backend's own format version; integrity
+    /// (checksums) is the caller's business.
+    fn snapshot(&self) -> Option<Vec<u8>> {
+        None
     }
 }

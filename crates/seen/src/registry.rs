@@ -70,3 +70,26 @@ pub fn backend(name: &str, opts: &BackendOptions) -> Result<Box<dyn SeenSet>, Se
         }
     })
 }
+
+/// Rebuilds a set of backend `name` from bytes made by its
+/// [`SeenSet::snapshot`]. Malformed bytes give [`SeenError::BadSnapshot`],
+/// never a panic; a backend without a snapshot form gives the same error.
+///
+/// ```
+/// use mgz_seen::{backend, restore, BackendOptions};
+/// let mut set = backend("hash", &BackendOptions::default()).unwrap();
+/// set.insert(b"com.example/a");
+/// let bytes = set.snapshot().unwrap();
+/// let back = restore("hash", &bytes).unwrap();
+/// assert!(back.contains(b"com.example/a") && back.len() == 1);
+/// assert!(restore("hash", &bytes[..bytes.len() - 1]).is_err());
+/// ```
+pub fn restore(name: &str, bytes: &[u8]) -> Result<Box<dyn SeenSet>, SeenError> {
+    match name {
+        "hash" => Ok(Box::new(HashSeen::restore(bytes)?)),
+        _ => Err(SeenError::BadSnapshot {
+            backend: name.to_string(),
+            reason: "this backend has no snapshot form".into(),
+        }),
+    }
+}

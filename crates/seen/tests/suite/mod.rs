@@ -139,6 +139,47 @@ pub enum Op {
 }
 
 /// Short keys over a tiny alphabet, so prefixes and duplicates are common.
+/// A set that has a snapshot form restores to the same answers; truncated
+/// snapshots are refused and flipped bits never panic.
+pub fn snapshot_round_trip(make: Make) {
+    let mut s = make();
+    let keys: Vec<Vec<u8>> = (0..3000)
+        .map(|i| format!("com.example/p{i}").into_bytes())
+        .collect();
+    for k in &keys {
+        s.insert(k);
+    }
+    let Some(bytes) = s.snapshot() else {
+        assert!(mgz_seen::restore(s.name(), &[1, 0, 0]).is_err());
+        return;
+    };
+    let back = mgz_seen::restore(s.name(), &bytes).expect("own snapshot restores");
+    assert_eq!(back.len(), s.len());
+    assert!(
+        keys.iter().all(|k| back.contains(k)),
+        "false negative after restore"
+    );
+    for i in 0..3000 {
+        let k = format!("org.absent/q{i}").into_bytes();
+        assert_eq!(
+            back.contains(&k),
+            s.contains(&k),
+            "answers differ after restore"
+        );
+    }
+    for cut in [0, 1, bytes.len() / 3, bytes.len() / 2, bytes.len() - 1] {
+        assert!(
+            mgz_seen::restore(s.name(), &bytes[..cut]).is_err(),
+            "cut at {cut}"
+        );
+    }
+    for i in (0..bytes.len()).step_by(bytes.len() / 64 + 1) {
+        let mut flipped = bytes.clone();
+        flipped[i] ^= 0x5a;
+        let _ = mgz_seen::restore(s.name(), &flipped);
+    }
+}
+
 pub fn ops() -> impl Strategy<Value = Vec<Op>> {
     let key = prop::collection::vec(prop::sample::select(vec![0u8, b'a', b'b', b'/', 255]), 0..8);
     let op = prop_oneof![key.clone().prop_map(Op::Insert), key.prop_map(Op::Contains)];
@@ -212,6 +253,10 @@ macro_rules! conformance {
             #[test]
             fn binary_keys() {
                 suite::binary_keys(make)
+            }
+            #[test]
+            fn snapshot_round_trip() {
+                suite::snapshot_round_trip(make)
             }
             #[test]
             fn false_positive_rate() {
