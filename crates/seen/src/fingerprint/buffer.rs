@@ -85,6 +85,16 @@ impl FpBuffer {
         }
     }
 
+    /// The fingerprints in increasing order, left in place.
+    pub(crate) fn sorted(&self) -> Vec<u64> {
+        let mut out: Vec<u64> = match self {
+            Self::Sorted(v) => v.clone(),
+            Self::Hashed(h) => h.iter().copied().collect(),
+        };
+        out.sort_unstable();
+        out
+    }
+
     /// The fingerprints in increasing order; the buffer is left empty.
     pub(crate) fn drain_sorted(&mut self) -> Vec<u64> {
         match self {

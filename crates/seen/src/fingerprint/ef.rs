@@ -59,19 +59,40 @@ fn low_bits_for(len: usize, universe: u64) -> u32 {
     }
 }
 
+/// Sizes of the sequence of `len` values below a universe.
+pub(crate) struct Shape {
+    low_bits: u32,
+    high_len: u64,
+    /// `u64` words of packed low bits.
+    pub(crate) low_words: usize,
+    /// `u64` words of high bits.
+    pub(crate) high_words: usize,
+}
+
+impl Shape {
+    pub(crate) fn of(len: usize, universe: u64) -> Self {
+        let low_bits = low_bits_for(len, universe);
+        let high_len = len as u64 + ((universe.max(1) - 1) >> low_bits) + 1;
+        Self {
+            low_bits,
+            high_len,
+            low_words: (len as u64 * u64::from(low_bits)).div_ceil(64) as usize,
+            high_words: high_len.div_ceil(64) as usize,
+        }
+    }
+}
+
 impl EfBuilder {
     /// A builder for exactly `len` values, each `< universe`.
     pub(crate) fn new(len: usize, universe: u64) -> Self {
         debug_assert!(len <= MAX_LEN);
-        let low_bits = low_bits_for(len, universe);
-        let high_len = len as u64 + ((universe.max(1) - 1) >> low_bits) + 1;
-        let low_words = (len as u64 * u64::from(low_bits)).div_ceil(64) as usize;
+        let shape = Shape::of(len, universe);
         let ef = EliasFano {
             len,
-            low_bits,
-            low: vec![0; low_words],
-            high: vec![0; high_len.div_ceil(64) as usize],
-            high_len,
+            low_bits: shape.low_bits,
+            low: vec![0; shape.low_words],
+            high: vec![0; shape.high_words],
+            high_len: shape.high_len,
             zsamp: Vec::new(),
         };
         Self {
@@ -183,6 +204,54 @@ impl EliasFano {
     /// Heap bytes owned.
     pub(crate) fn heap_bytes(&self) -> usize {
         self.low.capacity() * 8 + self.high.capacity() * 8 + self.zsamp.capacity() * 4
+    }
+
+    /// The packed low-bits and high-bits words, for snapshots.
+    pub(crate) fn words(&self) -> (&[u64], &[u64]) {
+        (&self.low, &self.high)
+    }
+
+    /// Rebuilds a sequence of `len` values below `universe` from its packed
+    /// words (see [`EliasFano::words`]). `None` unless the words have the
+    /// sizes `EfBuilder` gives, the high bits hold exactly `len` ones inside
+    /// `high_len`, and the values strictly increase below `universe`:
+    /// whatever the words, later lookups, merges and iteration cannot panic.
+    pub(crate) fn from_words(
+        len: usize,
+        universe: u64,
+        low: Vec<u64>,
+        high: Vec<u64>,
+    ) -> Option<Self> {
+        if len > MAX_LEN {
+            return None;
+        }
+        let shape = Shape::of(len, universe);
+        if low.len() != shape.low_words || high.len() != shape.high_words {
+            return None;
+        }
+        let tail = shape.high_len % 64;
+        let last_ok = tail == 0 || high.last().is_none_or(|&w| w >> tail == 0);
+        let ones: u64 = high.iter().map(|w| u64::from(w.count_ones())).sum();
+        if !last_ok || ones != len as u64 {
+            return None;
+        }
+        let mut ef = Self {
+            len,
+            low_bits: shape.low_bits,
+            low,
+            high,
+            high_len: shape.high_len,
+            zsamp: Vec::new(),
+        };
+        let mut last: Option<u64> = None;
+        for v in ef.iter() {
+            if v >= universe || last.is_some_and(|p| p >= v) {
+                return None;
+            }
+            last = Some(v);
+        }
+        ef.build_samples();
+        Some(ef)
     }
 
     fn build_samples(&mut self) {

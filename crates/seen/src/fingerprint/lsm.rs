@@ -119,6 +119,28 @@ impl Generation {
         }
     }
 
+    /// The buffered fingerprints (sorted) and the runs, oldest first.
+    pub(crate) fn parts(&self) -> (Vec<u64>, &[EliasFano]) {
+        (self.buffer.sorted(), &self.runs)
+    }
+
+    /// Refills this empty generation with `buffer` (strictly increasing,
+    /// below the universe, fewer than the buffer's cap) and `runs`.
+    /// `None` when they do not fit; the runs' own checks are the caller's.
+    pub(crate) fn refill(&mut self, buffer: &[u64], runs: Vec<EliasFano>) -> Option<()> {
+        let sorted = buffer.windows(2).all(|w| w[0] < w[1]);
+        let below = buffer.last().is_none_or(|&v| v < self.universe);
+        if !sorted || !below || buffer.len() >= self.buffer_cap || self.len > 0 {
+            return None;
+        }
+        buffer
+            .iter()
+            .for_each(|&fp| self.buffer.insert(fp, self.buffer_cap));
+        self.len = buffer.len() + runs.iter().map(EliasFano::len).sum::<usize>();
+        self.runs = runs;
+        Some(())
+    }
+
     pub(crate) fn heap_bytes(&self) -> usize {
         let buffer = self.buffer.heap_bytes();
         let runs: usize = self.runs.iter().map(EliasFano::heap_bytes).sum();

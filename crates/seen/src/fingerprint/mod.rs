@@ -48,6 +48,7 @@
 mod buffer;
 mod ef;
 mod lsm;
+mod snapshot;
 
 use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
@@ -117,17 +118,23 @@ impl FingerprintSet {
         self.epsilon
     }
 
+    /// The generation that follows the last one, `None` once 64-bit hashes
+    /// leave no room for it.
+    fn next_generation(&self) -> Option<Generation> {
+        let g = self.gens.len() as i32;
+        let share = GROWTH_SHARE.powi(g) * (1.0 - GROWTH_SHARE);
+        let cap = self
+            .capacity
+            .saturating_mul(GROWTH_FACTOR.saturating_pow(g as u32));
+        // Past what 64-bit fingerprints allow, shrink the generation instead.
+        let cap = cap.min((self.epsilon * share * 2f64.powi(63)) as usize);
+        generation(cap, self.epsilon * share)
+    }
+
     fn active(&mut self) -> &mut Generation {
         let full = self.gens.last().is_some_and(Generation::is_full);
         if full && !self.saturated {
-            let g = self.gens.len() as i32;
-            let share = GROWTH_SHARE.powi(g) * (1.0 - GROWTH_SHARE);
-            let cap = self
-                .capacity
-                .saturating_mul(GROWTH_FACTOR.saturating_pow(g as u32));
-            // Past what 64-bit fingerprints allow, shrink the generation instead.
-            let cap = cap.min((self.epsilon * share * 2f64.powi(63)) as usize);
-            match generation(cap, self.epsilon * share) {
+            match self.next_generation() {
                 Some(next) => {
                     if let Some(last) = self.gens.last_mut() {
                         last.flush();
@@ -238,6 +245,10 @@ impl SeenSet for FingerprintSet {
 
     fn name(&self) -> &'static str {
         "fingerprint"
+    }
+
+    fn snapshot(&self) -> Option<Vec<u8>> {
+        Some(self.write_snapshot())
     }
 }
 
