@@ -7,7 +7,9 @@
 //! publishes that epoch as durable. So a burst of concurrent writers shares one
 //! fsync, and a lone writer waits at most `interval` plus one fsync.
 //! If an fsync fails the committer is poisoned: that and every later wait
-//! returns an error and nothing more is acknowledged.
+//! returns an error (`DiskFull` when the device, a quota or the file-size
+//! limit ran out of room, `Poisoned` otherwise) and nothing more is
+//! acknowledged.
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -43,8 +45,34 @@ impl Default for Durability {
 struct State {
     written: u64,
     durable: u64,
-    poisoned: Option<String>,
+    poisoned: Option<Poison>,
     stop: bool,
+}
+
+/// Why the committer stopped acknowledging writes.
+#[derive(Debug, Clone)]
+enum Poison {
+    /// The fsync failed for lack of space (device full, quota, file-size limit).
+    DiskFull(String),
+    /// Any other fsync failure.
+    Failed(String),
+}
+
+impl Poison {
+    fn of(e: fjall::Error) -> Poison {
+        match FrontierError::from(e) {
+            FrontierError::DiskFull(reason) => Poison::DiskFull(reason),
+            other => Poison::Failed(format!("fsync of the journal failed: {other}")),
+        }
+    }
+
+    /// The error every waiting and later write gets.
+    fn error(&self) -> FrontierError {
+        match self {
+            Poison::DiskFull(reason) => FrontierError::DiskFull(reason.clone()),
+            Poison::Failed(reason) => FrontierError::Poisoned(reason.clone()),
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -86,8 +114,8 @@ impl Commit {
         };
         let mut st = lock(&shared.state);
         loop {
-            if let Some(reason) = &st.poisoned {
-                return Err(FrontierError::Poisoned(reason.clone()));
+            if let Some(poison) = &st.poisoned {
+                return Err(poison.error());
             }
             if st.durable >= self.epoch {
                 return Ok(());
@@ -136,8 +164,8 @@ impl Committer {
             return Ok(Commit::done());
         }
         let mut st = lock(&self.shared.state);
-        if let Some(reason) = &st.poisoned {
-            return Err(FrontierError::Poisoned(reason.clone()));
+        if let Some(poison) = &st.poisoned {
+            return Err(poison.error());
         }
         st.written += 1;
         self.shared.wake.notify_one();
@@ -189,7 +217,7 @@ fn run(shared: &Shared, db: &Database, interval: Duration) {
         let mut st = lock(&shared.state);
         match result {
             Ok(()) => st.durable = st.durable.max(target),
-            Err(e) => st.poisoned = Some(format!("fsync of the journal failed: {e:?}")),
+            Err(e) => st.poisoned = Some(Poison::of(e)),
         }
         shared.done.notify_all();
         if st.poisoned.is_some() {

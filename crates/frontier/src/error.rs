@@ -23,8 +23,14 @@ pub enum FrontierError {
         /// What the operating system reported.
         reason: String,
     },
-    /// The device is full: the write was not acknowledged and nothing was corrupted.
-    #[error("no space left on the device holding the frontier state: {0}")]
+    /// No room to grow the state (device full, disk quota or file-size
+    /// limit): the write was not acknowledged, nothing acknowledged before it
+    /// is lost, and the open frontier refuses further writes; reopen once
+    /// there is room.
+    #[error(
+        "no space left for the frontier state (device full, quota or file-size limit); \
+         the write was not acknowledged: {0}"
+    )]
     DiskFull(String),
     /// The embedded store (fjall) reported an error.
     #[error("store error: {0}")]
@@ -74,7 +80,13 @@ impl FrontierError {
     pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         let path = path.into();
         match source.kind() {
-            std::io::ErrorKind::StorageFull => FrontierError::DiskFull(source.to_string()),
+            // ENOSPC, EDQUOT and EFBIG (RLIMIT_FSIZE, or the file system's
+            // largest file): the state cannot grow, whatever the cause.
+            std::io::ErrorKind::StorageFull
+            | std::io::ErrorKind::QuotaExceeded
+            | std::io::ErrorKind::FileTooLarge => {
+                FrontierError::DiskFull(format!("{}: {source}", path.display()))
+            }
             std::io::ErrorKind::ReadOnlyFilesystem | std::io::ErrorKind::PermissionDenied => {
                 FrontierError::ReadOnly {
                     path,
@@ -102,5 +114,33 @@ impl From<fjall::Error> for FrontierError {
             ),
             other => FrontierError::Store(format!("{other:?}")),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Error, ErrorKind};
+
+    #[test]
+    fn io_errors_map_to_the_most_specific_variant() {
+        for kind in [
+            ErrorKind::StorageFull,
+            ErrorKind::QuotaExceeded,
+            ErrorKind::FileTooLarge,
+        ] {
+            let e = FrontierError::io("/s/journal", Error::from(kind));
+            assert!(
+                matches!(&e, FrontierError::DiskFull(m) if m.contains("/s/journal")),
+                "{e}"
+            );
+            assert!(e.to_string().contains("not acknowledged"), "{e}");
+        }
+        for kind in [ErrorKind::PermissionDenied, ErrorKind::ReadOnlyFilesystem] {
+            let e = FrontierError::io("/s", Error::from(kind));
+            assert!(matches!(e, FrontierError::ReadOnly { .. }), "{e}");
+        }
+        let e = FrontierError::io("/s", Error::from(ErrorKind::BrokenPipe));
+        assert!(matches!(e, FrontierError::Io { .. }), "{e}");
     }
 }

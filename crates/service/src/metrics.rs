@@ -181,7 +181,9 @@ impl<B: FrontierBackend> mgz_status::StatusSource for ServiceStatus<B> {
         self.metrics.served.load(Relaxed)
     }
 
-    fn metrics(&self, _report: &mgz_status::StatusReport) -> String {
+    /// The service's own metric set: one `gauges()` walk per scrape, and the
+    /// page's report (a second walk) is never built for it.
+    fn metrics(&self, _report: &dyn Fn() -> mgz_status::StatusReport) -> String {
         self.metrics.render(self.backend.gauges())
     }
 }
@@ -215,5 +217,18 @@ mod tests {
         assert!(text.contains("mgz_queues 2\n"));
         assert!(text.contains("mgz_seen_bytes 64\n"));
         assert!(!text.contains("host="));
+    }
+
+    #[test]
+    fn a_scrape_reads_the_gauges_once_and_builds_no_report() {
+        use mgz_status::StatusSource as _;
+        let dir = tempfile::tempdir().unwrap();
+        let f = mgz_frontier::Frontier::open(dir.path(), Default::default()).unwrap();
+        f.put_discovered(&[mgz_frontier::UrlItem::new("http://a.test/")])
+            .unwrap();
+        let status = ServiceStatus::new(Arc::default(), Arc::new(f), "hash".into());
+        let text = status.metrics(&|| panic!("the report is not needed for /metrics"));
+        assert!(text.contains("mgz_urls_pending 1\n"), "{text}");
+        assert!(text.contains("mgz_queues 1\n"), "{text}");
     }
 }

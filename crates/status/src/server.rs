@@ -11,8 +11,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use axum::Router;
-use axum::extract::{Query, State};
+use axum::extract::{Query, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::{self, Next};
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use tokio::sync::oneshot;
@@ -30,11 +31,14 @@ pub trait StatusSource: Send + Sync + 'static {
     fn extra_metrics(&self) -> String {
         String::new()
     }
-    /// The whole `/metrics` body. The default renders the report's totals
-    /// ([`render_prometheus`]) followed by [`StatusSource::extra_metrics`];
-    /// a source with its own metric set (the gRPC service) replaces it.
-    fn metrics(&self, report: &StatusReport) -> String {
-        let mut text = render_prometheus(report);
+    /// The whole `/metrics` body. `report` builds the full report (one
+    /// [`StatusSource::report`] call plus the server's fields). The default
+    /// renders it ([`render_prometheus`]) followed by
+    /// [`StatusSource::extra_metrics`]; a source with its own metric set (the
+    /// gRPC service) replaces this and need not call `report` at all, so a
+    /// scrape costs one snapshot, not two.
+    fn metrics(&self, report: &dyn Fn() -> StatusReport) -> String {
+        let mut text = render_prometheus(&report());
         text.push_str(&self.extra_metrics());
         text
     }
@@ -119,6 +123,11 @@ pub fn serve_listener(
         .route("/", get(page))
         .route("/status.json", get(status_json))
         .route("/metrics", get(metrics))
+        // One check in front of every path (unknown ones too), not one per handler.
+        .layer(middleware::from_fn_with_state(
+            shared.clone(),
+            require_token,
+        ))
         .with_state(shared);
     let (stop, stopped) = oneshot::channel::<()>();
     tokio::spawn(async move {
@@ -158,6 +167,22 @@ async fn sample_forever(shared: std::sync::Weak<Shared>) {
 
 type Params = Query<std::collections::HashMap<String, String>>;
 
+/// The access check of every path: passes the request on when no token is
+/// set or the right one is given, answers 401 otherwise.
+async fn require_token(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    params: Params,
+    request: Request,
+    next: Next,
+) -> Response {
+    if authorised(&shared, &headers, &params) {
+        next.run(request).await
+    } else {
+        (StatusCode::UNAUTHORIZED, "missing or wrong token\n").into_response()
+    }
+}
+
 fn authorised(shared: &Shared, headers: &HeaderMap, params: &Params) -> bool {
     let Some(want) = shared.options.token.as_deref() else {
         return true;
@@ -178,10 +203,6 @@ fn authorised(shared: &Shared, headers: &HeaderMap, params: &Params) -> bool {
             == 0
 }
 
-fn denied() -> Response {
-    (StatusCode::UNAUTHORIZED, "missing or wrong token\n").into_response()
-}
-
 fn build_report(shared: &Shared) -> StatusReport {
     let mut report = shared.source.report();
     report.role = shared.options.role.clone();
@@ -194,21 +215,11 @@ fn build_report(shared: &Shared) -> StatusReport {
     report
 }
 
-async fn page(State(shared): State<Arc<Shared>>, headers: HeaderMap, params: Params) -> Response {
-    if !authorised(&shared, &headers, &params) {
-        return denied();
-    }
+async fn page() -> Response {
     Html(crate::STATUS_PAGE_HTML).into_response()
 }
 
-async fn status_json(
-    State(shared): State<Arc<Shared>>,
-    headers: HeaderMap,
-    params: Params,
-) -> Response {
-    if !authorised(&shared, &headers, &params) {
-        return denied();
-    }
+async fn status_json(State(shared): State<Arc<Shared>>) -> Response {
     let body = serde_json::to_string(&build_report(&shared)).unwrap_or_else(|_| "{}".into());
     (
         [
@@ -220,14 +231,8 @@ async fn status_json(
         .into_response()
 }
 
-async fn metrics(
-    State(shared): State<Arc<Shared>>,
-    headers: HeaderMap,
-    params: Params,
-) -> Response {
-    if !authorised(&shared, &headers, &params) {
-        return denied();
-    }
-    let text = shared.source.metrics(&build_report(&shared));
+async fn metrics(State(shared): State<Arc<Shared>>) -> Response {
+    // The report is built only if the source's metric set needs it.
+    let text = shared.source.metrics(&|| build_report(&shared));
     ([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response()
 }

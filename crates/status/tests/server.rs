@@ -9,10 +9,12 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 struct Fake {
     fetched: AtomicU64,
+    reports: AtomicU64,
 }
 
 impl StatusSource for Fake {
     fn report(&self) -> StatusReport {
+        self.reports.fetch_add(1, Ordering::Relaxed);
         StatusReport {
             totals: Totals {
                 fetched: self.fetched.load(Ordering::Relaxed),
@@ -63,6 +65,7 @@ async fn http_get(addr: std::net::SocketAddr, path: &str, auth: Option<&str>) ->
 fn fake() -> Arc<Fake> {
     Arc::new(Fake {
         fetched: AtomicU64::new(42),
+        reports: AtomicU64::new(0),
     })
 }
 
@@ -72,7 +75,8 @@ async fn serves_page_json_and_metrics() {
         role: "crawl".into(),
         ..Default::default()
     };
-    let h = serve("127.0.0.1:0".parse().unwrap(), fake(), opts)
+    let src = fake();
+    let h = serve("127.0.0.1:0".parse().unwrap(), src.clone(), opts)
         .await
         .unwrap();
     let (code, page) = http_get(h.addr(), "/", None).await;
@@ -90,8 +94,11 @@ async fn serves_page_json_and_metrics() {
     assert_eq!(r.totals.errors["timeout"], 3);
     assert_eq!(r.seen.bytes_per_url, 11.0);
     assert!(r.rss_bytes > 0 || !cfg!(target_os = "linux"));
+    let before = src.reports.load(Ordering::Relaxed);
     let (code, metrics) = http_get(h.addr(), "/metrics", None).await;
     assert_eq!(code, 200);
+    let snapshots = src.reports.load(Ordering::Relaxed) - before;
+    assert_eq!(snapshots, 1, "one snapshot per scrape");
     assert!(metrics.contains("mgz_pages_fetched_total 42\n"));
     assert!(metrics.contains("mgz_extra 1\n"));
     assert!(!metrics.contains("site-1"), "no per-host labels");
@@ -130,6 +137,11 @@ async fn token_is_required_everywhere_when_set() {
     assert_eq!(
         http_get(h.addr(), "/status.json?token=s3cre", None).await.0,
         401
+    );
+    assert_eq!(
+        http_get(h.addr(), "/status.json", Some("s3cret!")).await.0,
+        401,
+        "a longer token with the right prefix"
     );
     h.shutdown();
 }
