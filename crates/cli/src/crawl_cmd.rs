@@ -220,6 +220,7 @@ pub fn print_summary(s: &Summary) {
 
 /// Runs `mgz crawl`.
 pub fn run(args: CrawlArgs) -> anyhow::Result<ExitCode> {
+    crate::logs::install("warn");
     let temp;
     let state = match &args.state {
         Some(d) => d.clone(),

@@ -9,6 +9,7 @@ mod crawl_cmd;
 mod dedup_cmd;
 mod demo;
 mod frontier_cmd;
+mod logs;
 mod search_cmd;
 mod serve_cmd;
 mod sim_cmd;

@@ -36,7 +36,10 @@ pub enum FrontierError {
     #[error("store error: {0}")]
     Store(String),
     /// A file or record was written by another format version.
-    #[error("{what} has format version {found}, this build reads version {expected}")]
+    #[error(
+        "{what} has format version {found}, this build reads version {expected}: \
+         open it with the mgz build that wrote it, or start a new state directory"
+    )]
     FormatVersion {
         /// Which file or record.
         what: String,
@@ -94,6 +97,22 @@ impl FrontierError {
                 }
             }
             _ => FrontierError::Io { path, source },
+        }
+    }
+
+    /// Names `path` as the file a version or corruption error is about.
+    pub(crate) fn in_file(self, path: &std::path::Path) -> Self {
+        let what = path.display().to_string();
+        match self {
+            FrontierError::FormatVersion {
+                found, expected, ..
+            } => FrontierError::FormatVersion {
+                what,
+                found,
+                expected,
+            },
+            FrontierError::Corrupt { reason, .. } => FrontierError::Corrupt { what, reason },
+            other => other,
         }
     }
 

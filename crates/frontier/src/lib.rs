@@ -30,6 +30,7 @@ mod records;
 mod recover;
 mod store;
 mod table;
+mod torn;
 mod types;
 
 pub use clock::{Clock, ManualClock, SystemClock};

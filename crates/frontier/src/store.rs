@@ -60,6 +60,7 @@ impl Store {
     pub fn open(dir: &Path, opts: StoreOptions) -> Result<Store> {
         std::fs::create_dir_all(dir).map_err(|e| FrontierError::io(dir, e))?;
         check_format_file(dir)?;
+        let tails = crate::torn::JournalTails::scan(&dir.join("store"));
         let db = Database::builder(dir.join("store"))
             .cache_size(opts.cache_bytes)
             .manual_journal_persist(true)
@@ -67,6 +68,7 @@ impl Store {
             .max_journaling_size(64 << 20)
             .open()
             .map_err(|e| at(dir, e))?;
+        tails.warn_if_truncated();
         let mem = opts.memtable_bytes.max(1 << 20);
         let ks = |name: &str| {
             db.keyspace(name, || {
@@ -113,7 +115,7 @@ pub fn format_bytes(version: u32) -> [u8; 16] {
 fn check_format_file(dir: &Path) -> Result<()> {
     let path = dir.join("FORMAT");
     match std::fs::read(&path) {
-        Ok(bytes) => parse_format(&bytes),
+        Ok(bytes) => parse_format(&bytes).map_err(|e| e.in_file(&path)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             if dir.join("store").exists() {
                 return Err(FrontierError::corrupt(

@@ -41,7 +41,10 @@ impl Directives {
 }
 
 impl LogControl {
-    /// Installs the global subscriber (stderr, `base` directives such as `"info"`).
+    /// Installs the global subscriber (stderr, `base` directives such as
+    /// `"info"`). `try_init` also installs tracing-log's `LogTracer`, so
+    /// crates logging through `log` (fjall: journal recovery, I/O failures)
+    /// reach the same filter and output.
     pub fn install(base: &str) -> Result<Self, ServiceError> {
         let filter = EnvFilter::try_new(base).map_err(|e| ServiceError::LogLevel(e.to_string()))?;
         let (layer, handle) = reload::Layer::new(filter);
@@ -54,6 +57,9 @@ impl LogControl {
             )
             .try_init()
             .map_err(|e| ServiceError::LogLevel(e.to_string()))?;
+        // try_init capped `log` at the base level; the reloadable filter
+        // decides instead, so SetLogLevel can open fjall's debug records too.
+        log::set_max_level(log::LevelFilter::Trace);
         Ok(Self::with_handle(Some(handle), base))
     }
 

@@ -12,6 +12,11 @@ fn set_log_level_changes_the_live_filter() {
     control.set("mgz_service.rpc", Level::Debug).unwrap();
     assert!(tracing::enabled!(target: "mgz_service::rpc", T::DEBUG));
     assert!(!tracing::enabled!(target: "mgz_frontier", T::DEBUG));
+    // Records of the `log` crate (fjall's) go through the same filter.
+    assert!(log::log_enabled!(target: "fjall::journal", log::Level::Warn));
+    assert!(!log::log_enabled!(target: "fjall::journal", log::Level::Debug));
+    control.set("fjall", Level::Debug).unwrap();
+    assert!(log::log_enabled!(target: "fjall::journal", log::Level::Debug));
     control.set("", Level::Error).unwrap();
     assert!(!tracing::enabled!(target: "mgz_service::rpc", T::WARN));
     assert!(tracing::enabled!(target: "mgz_service::rpc", T::ERROR));
