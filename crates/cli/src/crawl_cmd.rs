@@ -14,9 +14,10 @@ use mgz_crawl::{CrawlConfig, Sitemaps, Summary};
 #[derive(clap::Args, Debug)]
 pub struct CrawlArgs {
     /// Seed URLs (depth 0).
-    pub seeds: Vec<String>,
+    #[arg(value_name = "SEED")]
+    pub seed: Vec<String>,
     /// File with more seed URLs, one a line (`#` starts a comment).
-    #[arg(long)]
+    #[arg(long = "seeds", visible_alias = "seeds-file", value_name = "FILE")]
     pub seeds_file: Option<PathBuf>,
     /// State directory: rerun with the same one to resume (default: a temporary directory).
     #[arg(long)]
@@ -98,7 +99,7 @@ pub struct CrawlArgs {
 }
 
 fn read_seeds(args: &CrawlArgs) -> anyhow::Result<Vec<String>> {
-    let mut seeds = args.seeds.clone();
+    let mut seeds = args.seed.clone();
     if let Some(f) = &args.seeds_file {
         let text =
             std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
@@ -111,7 +112,7 @@ fn read_seeds(args: &CrawlArgs) -> anyhow::Result<Vec<String>> {
     }
     anyhow::ensure!(
         !seeds.is_empty(),
-        "no seed URLs: give SEED... or --seeds-file FILE"
+        "no seed URLs: give SEED... or --seeds FILE"
     );
     Ok(seeds)
 }
@@ -237,4 +238,35 @@ pub fn run(args: CrawlArgs) -> anyhow::Result<ExitCode> {
         print_summary(&summary);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: CrawlArgs,
+    }
+
+    fn seeds_of(argv: &[&str]) -> Vec<String> {
+        let cli = Cli::try_parse_from(argv).unwrap();
+        read_seeds(&cli.args).unwrap()
+    }
+
+    #[test]
+    fn seeds_file_flag_and_alias() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("seeds.txt");
+        std::fs::write(&f, "# comment\nhttp://a.test/\n\n  http://b.test/x  \n").unwrap();
+        let f = f.to_str().unwrap();
+        let want = ["http://z.test/", "http://a.test/", "http://b.test/x"];
+        assert_eq!(seeds_of(&["t", "http://z.test/", "--seeds", f]), want);
+        assert_eq!(seeds_of(&["t", "--seeds-file", f, "http://z.test/"]), want);
+        let none = Cli::try_parse_from(["t"]).unwrap();
+        let err = read_seeds(&none.args).unwrap_err().to_string();
+        assert!(err.contains("--seeds FILE"), "{err}");
+    }
 }

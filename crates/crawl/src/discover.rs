@@ -24,6 +24,7 @@ pub async fn discover(
     let c = &sh.counters;
     let mut local = HashSet::new();
     let mut items = Vec::new();
+    let mut hosts = Vec::new();
     for href in hrefs {
         let canon = match CanonicalUrl::parse(href, base, &sh.cfg.policy) {
             Ok(u) => u,
@@ -48,10 +49,11 @@ pub async fn discover(
             Counters::bump(&c.duplicates_skipped);
             continue;
         }
-        if !sh.filter.has_budget(canon.host()) {
+        if !sh.filter.try_charge(canon.host()) {
             Counters::bump(&c.traps_cut);
             continue;
         }
+        hosts.push(canon.host().to_string());
         items.push(UrlItem {
             url: canon.as_str().to_string(),
             depth,
@@ -61,15 +63,13 @@ pub async fn discover(
     }
     let outcomes = sh.queue.discover(items.clone()).await?;
     let mut known = Vec::new();
-    for (o, item) in outcomes.iter().zip(items) {
+    for ((o, item), host) in outcomes.iter().zip(items).zip(hosts) {
         match o {
             PutOutcome::New => {
                 Counters::bump(&c.queued);
                 c.queued_url_bytes
                     .fetch_add(item.url.len() as u64, std::sync::atomic::Ordering::Relaxed);
-                if let Ok(u) = url::Url::parse(&item.url) {
-                    sh.filter.charge(u.host_str().unwrap_or(""));
-                }
+                continue;
             }
             PutOutcome::Seen | PutOutcome::Updated => {
                 Counters::bump(&c.duplicates_skipped);
@@ -78,6 +78,7 @@ pub async fn discover(
             PutOutcome::Rejected(_) => c.error("rejected_url"),
             _ => {}
         }
+        sh.filter.refund(&host);
     }
     Ok(known)
 }

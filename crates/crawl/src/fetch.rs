@@ -115,6 +115,12 @@ impl Fetcher {
 
     /// GETs `url`, reading at most `max_body` decompressed bytes.
     pub async fn get(&self, url: &str) -> Result<Fetched, CrawlError> {
+        self.get_capped(url, self.max_body).await
+    }
+
+    /// GETs `url`, reading at most `cap` decompressed bytes (sitemaps have
+    /// their own 50 MB cap).
+    pub async fn get_capped(&self, url: &str, cap: usize) -> Result<Fetched, CrawlError> {
         let parsed = reqwest::Url::parse(url).map_err(|e| CrawlError::Http {
             kind: "request",
             message: format!("{url}: {e}"),
@@ -129,7 +135,7 @@ impl Fetcher {
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
         let remote = resp.remote_addr().map(|a| a.ip());
-        let (body, truncated) = read_capped(resp, self.max_body).await?;
+        let (body, truncated) = read_capped(resp, cap).await?;
         Ok(Fetched {
             status,
             headers,

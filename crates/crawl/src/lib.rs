@@ -13,6 +13,7 @@ mod progress;
 pub mod queue;
 pub mod robots;
 mod robots_fetch;
+pub mod robots_store;
 pub mod run;
 pub mod sitemap;
 pub mod stats;

@@ -51,18 +51,23 @@ pub fn now_s() -> u64 {
 
 impl Queue {
     /// Wraps `frontier`, counting the URLs it already holds (resume).
-    pub async fn open(frontier: Arc<Frontier>) -> Result<Queue, CrawlError> {
+    /// Also returns the URLs admitted per host so far (for the budgets).
+    pub async fn open(
+        frontier: Arc<Frontier>,
+        policy: mgz_url::Policy,
+    ) -> Result<(Queue, std::collections::HashMap<String, u64>), CrawlError> {
         let f = frontier.clone();
-        let (pending, retrying) = tokio::task::spawn_blocking(move || count_pending(&f))
+        let c = tokio::task::spawn_blocking(move || census(&f, &policy))
             .await
             .map_err(ferr)??;
-        Ok(Queue {
+        let q = Queue {
             frontier,
-            pending: Mutex::new(pending),
-            retrying: Mutex::new(retrying),
+            pending: Mutex::new(c.pending),
+            retrying: Mutex::new(c.retrying),
             lowered: Arc::default(),
             blocked: Mutex::default(),
-        })
+        };
+        Ok((q, c.per_host))
     }
 
     async fn call<T: Send + 'static>(
@@ -280,32 +285,58 @@ impl Queue {
     }
 }
 
-fn count_pending(f: &Frontier) -> Result<(Vec<u64>, Vec<u64>), CrawlError> {
-    let mut pending = Vec::new();
-    let mut retrying = Vec::new();
+/// What the frontier holds at open: pending and retrying counts per depth,
+/// and URLs admitted per host (the per-host budget spent so far).
+#[derive(Default)]
+pub struct Census {
+    /// Pending URLs per depth.
+    pub pending: Vec<u64>,
+    /// Retrying URLs per depth.
+    pub retrying: Vec<u64>,
+    /// Every URL the frontier holds (completed included), per host: each
+    /// was charged to its host's budget when it was put.
+    pub per_host: std::collections::HashMap<String, u64>,
+}
+
+fn bump(counts: &mut Vec<u64>, depth: u32) {
+    let d = depth as usize;
+    if counts.len() <= d {
+        counts.resize(d + 1, 0);
+    }
+    counts[d] += 1;
+}
+
+/// One pass over the frontier, queue by queue (O(URLs); paging one flat
+/// listing by offset would rescan from the start every page).
+fn census(f: &Frontier, policy: &mgz_url::Policy) -> Result<Census, CrawlError> {
+    let mut c = Census::default();
     let mut start = 0;
     loop {
-        let q = UrlQuery {
-            start,
-            size: 10_000,
-            ..UrlQuery::default()
-        };
-        let page = f.list_urls(&q).map_err(ferr)?;
-        if page.is_empty() {
-            return Ok((pending, retrying));
+        let page = f.list_queues("", start, 10_000, true);
+        if page.keys.is_empty() {
+            return Ok(c);
         }
-        start += page.len() as u64;
-        for r in page.iter().filter(|r| r.next_fetch != 0) {
-            let counts = if is_retrying(&r.metadata) {
-                &mut retrying
-            } else {
-                &mut pending
+        start += page.keys.len() as u32;
+        for key in page.keys {
+            let q = UrlQuery {
+                key: Some(key),
+                size: u64::MAX,
+                ..UrlQuery::default()
             };
-            let d = r.depth as usize;
-            if counts.len() <= d {
-                counts.resize(d + 1, 0);
+            for r in f.list_urls(&q).map_err(ferr)? {
+                if let Ok(u) = mgz_url::CanonicalUrl::parse(&r.url, None, policy) {
+                    *c.per_host.entry(u.host().to_string()).or_default() += 1;
+                }
+                if r.next_fetch == 0 {
+                    continue;
+                }
+                let counts = if is_retrying(&r.metadata) {
+                    &mut c.retrying
+                } else {
+                    &mut c.pending
+                };
+                bump(counts, r.depth);
             }
-            counts[d] += 1;
         }
     }
 }

@@ -116,6 +116,16 @@ impl RobotsCache {
         robots
     }
 
+    /// Stores an outcome remembered from an earlier run, trusted for `ttl` more.
+    pub fn put_for(&self, origin: &str, robots: Robots, ttl: Duration) {
+        let entry = Entry {
+            robots: Arc::new(robots),
+            expires: Instant::now() + ttl,
+        };
+        let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        map.insert(origin.to_string(), entry);
+    }
+
     /// Number of origins cached.
     pub fn len(&self) -> usize {
         self.map.lock().unwrap_or_else(|p| p.into_inner()).len()

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crate::CrawlError;
 use crate::discover::discover;
 use crate::robots::Robots;
+use crate::robots_store::SavedRobots;
 use crate::run::Shared;
 use crate::sitemap::{self, Sitemap};
 
@@ -28,12 +29,22 @@ pub async fn robots_for(sh: &Shared, url: &url::Url, depth: u32) -> Arc<Robots> 
         return r;
     }
     let host = url.host_str().unwrap_or("");
+    let mut saved = SavedRobots {
+        origin: origin.clone(),
+        status: 0,
+        body: Vec::new(),
+        fetched_at: crate::queue::now_s(),
+    };
     let robots = match sh.polite_get(host, &format!("{origin}/robots.txt")).await {
-        Ok(resp) => Robots::from_response(resp.status, &resp.body, &sh.robots_agent),
+        Ok(resp) => {
+            (saved.status, saved.body) = (resp.status, resp.body);
+            Robots::from_response(saved.status, &saved.body, &sh.robots_agent)
+        }
         // The page fetch will be refused and recorded by the same guard.
         Err(CrawlError::Blocked { .. }) => Robots::AllowAll,
         Err(_) => Robots::from_response(0, b"", &sh.robots_agent),
     };
+    let persist = !matches!(robots, Robots::Unreachable) && saved.status != 0;
     if let Some(d) = robots.crawl_delay() {
         sh.gates.raise_delay(host, d);
     }
@@ -51,6 +62,10 @@ pub async fn robots_for(sh: &Shared, url: &url::Url, depth: u32) -> Arc<Robots> 
     {
         tracing::warn!("sitemaps of {origin}: {e}");
     }
+    // After the sitemaps: a crawl killed before this point reads them again.
+    if persist {
+        sh.robots_store.save(&saved);
+    }
     robots
 }
 
@@ -67,14 +82,22 @@ async fn read_sitemaps(sh: &Shared, mut todo: Vec<String>, depth: u32) -> Result
         if !sh.filter.host_in_scope(host) {
             continue;
         }
-        let resp = match sh.polite_get(host, &map).await {
+        let resp = match sh
+            .polite_get_capped(host, &map, sitemap::MAX_SITEMAP_BYTES)
+            .await
+        {
             Ok(r) if r.status == 200 => r,
             _ => {
                 sh.counters.error("sitemap_fetch");
                 continue;
             }
         };
-        match sitemap::parse(&resp.body) {
+        let (parsed, cut) = sitemap::parse(&resp.body);
+        if resp.truncated || cut {
+            // Cut at 50 MB (sent or inflated): what was read is still used.
+            sh.counters.error("sitemap_truncated");
+        }
+        match parsed {
             Ok(Sitemap::Index(more)) => todo.extend(more),
             Ok(Sitemap::Urls(urls)) => {
                 discover(sh, None, &urls, depth, Default::default()).await?;

@@ -20,7 +20,8 @@ use crate::config::CrawlConfig;
 use crate::fetch::Fetcher;
 use crate::gate::Gates;
 use crate::queue::{Queue, now_s};
-use crate::robots::RobotsCache;
+use crate::robots::{CACHE_TTL, Robots, RobotsCache};
+use crate::robots_store::RobotsStore;
 use crate::stats::{Counters, Summary};
 use crate::store::Store;
 use crate::traps::Filter;
@@ -37,6 +38,8 @@ pub struct Shared {
     pub fetcher: Fetcher,
     /// robots.txt outcomes.
     pub robots: RobotsCache,
+    /// robots.txt responses remembered in the state directory (resume).
+    pub robots_store: RobotsStore,
     /// One lock per origin so robots.txt is fetched once.
     pub robots_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     /// robots.txt product token (user agent up to the first `/` or space).
@@ -60,8 +63,19 @@ impl Shared {
         host: &str,
         url: &str,
     ) -> Result<crate::fetch::Fetched, CrawlError> {
+        self.polite_get_capped(host, url, self.cfg.fetch.max_body)
+            .await
+    }
+
+    /// [`Shared::polite_get`] with its own body cap.
+    pub async fn polite_get_capped(
+        &self,
+        host: &str,
+        url: &str,
+        cap: usize,
+    ) -> Result<crate::fetch::Fetched, CrawlError> {
         self.gates.wait(host).await;
-        let result = self.fetcher.get(url).await;
+        let result = self.fetcher.get_capped(url, cap).await;
         self.gates.done(host);
         result
     }
@@ -103,7 +117,7 @@ async fn open_shared(cfg: CrawlConfig) -> Result<Arc<Shared>, CrawlError> {
         .await
         .map_err(|e| CrawlError::Frontier(e.to_string()))?
         .map_err(|e| CrawlError::Frontier(e.to_string()))?;
-    let queue = Queue::open(Arc::new(frontier)).await?;
+    let (queue, admitted) = Queue::open(Arc::new(frontier), cfg.policy.clone()).await?;
     queue
         .set_default_delay((cfg.delay.as_millis() / 1000) as u32)
         .await?;
@@ -120,16 +134,21 @@ async fn open_shared(cfg: CrawlConfig) -> Result<Arc<Shared>, CrawlError> {
         cfg.exclude.clone(),
         cfg.traps.clone(),
     );
+    filter.restore_budgets(admitted);
     let warc = match &cfg.warc {
         Some(p) => Some(WarcWriter::open(p, &cfg.fetch.user_agent)?),
         None => None,
     };
+    let robots_store = RobotsStore::open(&cfg.state_dir.join("robots.db"));
+    let gates = Gates::new(cfg.delay);
+    let robots = remembered_robots(&robots_store, &gates, &robots_token(&cfg.fetch.user_agent));
     Ok(Arc::new(Shared {
         fetcher: Fetcher::new(&cfg.fetch)?,
-        robots: RobotsCache::default(),
+        robots,
+        robots_store,
         robots_locks: Mutex::new(HashMap::new()),
         robots_agent: robots_token(&cfg.fetch.user_agent),
-        gates: Gates::new(cfg.delay),
+        gates,
         filter,
         store: Store::open(&cfg.db)?,
         warc,
@@ -137,6 +156,23 @@ async fn open_shared(cfg: CrawlConfig) -> Result<Arc<Shared>, CrawlError> {
         queue,
         cfg,
     }))
+}
+
+/// The robots.txt outcomes fetched by earlier runs less than 24 h ago, with
+/// their `Crawl-delay`s applied to the gates.
+fn remembered_robots(store: &RobotsStore, gates: &Gates, agent: &str) -> RobotsCache {
+    let cache = RobotsCache::default();
+    let now = now_s();
+    for e in store.load_fresh(now) {
+        let robots = Robots::from_response(e.status, &e.body, agent);
+        if let (Some(d), Ok(u)) = (robots.crawl_delay(), url::Url::parse(&e.origin)) {
+            gates.raise_delay(u.host_str().unwrap_or(""), d);
+        }
+        let age = now.saturating_sub(e.fetched_at);
+        let ttl = Duration::from_secs(CACHE_TTL.as_secs().saturating_sub(age));
+        cache.put_for(&e.origin, robots, ttl);
+    }
+    cache
 }
 
 /// Runs a crawl to completion (or until `stop` is raised) and returns the summary.

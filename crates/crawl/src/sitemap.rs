@@ -25,26 +25,33 @@ pub enum Sitemap {
     Index(Vec<String>),
 }
 
-/// Parses a sitemap body (plain or gzip).
-pub fn parse(body: &[u8]) -> Result<Sitemap, CrawlError> {
-    let inflated;
-    let xml = if body.starts_with(&[0x1f, 0x8b]) {
-        inflated = gunzip_capped(body, MAX_SITEMAP_BYTES)?;
-        &inflated[..]
+/// Parses a sitemap body (plain or gzip). The flag says whether it was cut
+/// at [`MAX_SITEMAP_BYTES`] (what came before the cut is still parsed), and
+/// is set even when the result is an error (a bomb of zeros is both).
+pub fn parse(body: &[u8]) -> (Result<Sitemap, CrawlError>, bool) {
+    if body.starts_with(&[0x1f, 0x8b]) {
+        match gunzip_capped(body, MAX_SITEMAP_BYTES) {
+            Ok((xml, cut)) => (parse_xml(&xml), cut),
+            Err(e) => (Err(e), false),
+        }
     } else {
-        &body[..body.len().min(MAX_SITEMAP_BYTES)]
-    };
-    parse_xml(xml)
+        let n = body.len().min(MAX_SITEMAP_BYTES);
+        (parse_xml(&body[..n]), n < body.len())
+    }
 }
 
-fn gunzip_capped(body: &[u8], cap: usize) -> Result<Vec<u8>, CrawlError> {
+/// Inflates at most `cap` bytes; the flag says whether more was there. Memory
+/// is bounded by `cap` whatever the ratio (a gzip bomb stops at the cap).
+fn gunzip_capped(body: &[u8], cap: usize) -> Result<(Vec<u8>, bool), CrawlError> {
     let mut out = Vec::new();
     let decoder = flate2::read::MultiGzDecoder::new(body);
-    decoder
-        .take(cap as u64)
+    let mut capped = decoder.take(cap as u64 + 1);
+    capped
         .read_to_end(&mut out)
         .map_err(|e| CrawlError::Sitemap(format!("gzip: {e}")))?;
-    Ok(out)
+    let cut = out.len() > cap;
+    out.truncate(cap);
+    Ok((out, cut))
 }
 
 fn parse_xml(xml: &[u8]) -> Result<Sitemap, CrawlError> {
@@ -111,7 +118,7 @@ mod tests {
     #[test]
     fn urlset_and_index() {
         assert_eq!(
-            parse(URLSET.as_bytes()).unwrap(),
+            parse(URLSET.as_bytes()).0.unwrap(),
             Sitemap::Urls(vec![
                 "http://a.sim/x?a=1&b=2".into(),
                 "http://a.sim/y".into()
@@ -119,7 +126,7 @@ mod tests {
         );
         let idx = "<sitemapindex><sitemap><loc>http://a.sim/s1.xml</loc></sitemap></sitemapindex>";
         assert_eq!(
-            parse(idx.as_bytes()).unwrap(),
+            parse(idx.as_bytes()).0.unwrap(),
             Sitemap::Index(vec!["http://a.sim/s1.xml".into()])
         );
     }
@@ -129,7 +136,7 @@ mod tests {
         let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         enc.write_all(URLSET.as_bytes()).unwrap();
         let gz = enc.finish().unwrap();
-        assert!(matches!(parse(&gz).unwrap(), Sitemap::Urls(v) if v.len() == 2));
+        assert!(matches!(parse(&gz), (Ok(Sitemap::Urls(v)), false) if v.len() == 2));
     }
 
     #[test]
@@ -140,7 +147,7 @@ mod tests {
         }
         s.push_str("</urlset>");
         assert!(
-            matches!(parse(s.as_bytes()).unwrap(), Sitemap::Urls(v) if v.len() == MAX_SITEMAP_URLS)
+            matches!(parse(s.as_bytes()).0, Ok(Sitemap::Urls(v)) if v.len() == MAX_SITEMAP_URLS)
         );
     }
 
@@ -154,8 +161,8 @@ mod tests {
         ] {
             let _ = parse(bad); // must not panic
         }
-        assert!(parse(b"<html/>").is_err());
-        assert!(parse(b"\x1f\x8b\x08garbage").is_err());
+        assert!(parse(b"<html/>").0.is_err());
+        assert!(parse(b"\x1f\x8b\x08garbage").0.is_err());
     }
 
     #[test]
@@ -168,7 +175,10 @@ mod tests {
         }
         let gz = enc.finish().unwrap();
         assert!(gz.len() < 200_000);
-        let inflated = gunzip_capped(&gz, 1 << 20).unwrap();
+        let (inflated, cut) = gunzip_capped(&gz, 1 << 20).unwrap();
         assert_eq!(inflated.len(), 1 << 20);
+        assert!(cut);
+        let (whole, cut) = gunzip_capped(&gz, 61 << 20).unwrap();
+        assert_eq!((whole.len(), cut), ((60 << 20) + 8, false));
     }
 }

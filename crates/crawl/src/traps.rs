@@ -176,16 +176,34 @@ impl Filter {
         }
     }
 
-    /// Whether `host` may still get new URLs.
-    pub fn has_budget(&self, host: &str) -> bool {
-        let m = self.admitted.lock().unwrap_or_else(|p| p.into_inner());
-        m.get(host).is_none_or(|&n| n < self.limits.host_budget)
+    /// Takes one unit of `host`'s budget if any is left. Checking and
+    /// charging under one lock keeps concurrent pages from overspending it;
+    /// a URL that turns out to be known already is [`Filter::refund`]ed.
+    pub fn try_charge(&self, host: &str) -> bool {
+        let mut m = self.admitted.lock().unwrap_or_else(|p| p.into_inner());
+        let n = m.entry(host.to_string()).or_default();
+        if *n >= self.limits.host_budget {
+            return false;
+        }
+        *n += 1;
+        true
     }
 
-    /// Charges one new URL to `host`'s budget.
-    pub fn charge(&self, host: &str) {
+    /// Gives back a unit taken by [`Filter::try_charge`].
+    pub fn refund(&self, host: &str) {
         let mut m = self.admitted.lock().unwrap_or_else(|p| p.into_inner());
-        *m.entry(host.to_string()).or_default() += 1;
+        if let Some(n) = m.get_mut(host) {
+            *n = n.saturating_sub(1);
+        }
+    }
+
+    /// Charges what a resumed crawl had already admitted (see
+    /// [`crate::queue::Census`]), so the budget keeps counting across runs.
+    pub fn restore_budgets(&self, admitted: std::collections::HashMap<String, u64>) {
+        let mut m = self.admitted.lock().unwrap_or_else(|p| p.into_inner());
+        for (host, n) in admitted {
+            *m.entry(host).or_default() += n;
+        }
     }
 }
 
@@ -230,10 +248,10 @@ mod tests {
             f.judge(&u("http://www.site-1.sim/private/a")),
             Verdict::OutOfScope
         );
-        assert!(f.has_budget("h"));
-        f.charge("h");
-        f.charge("h");
-        assert!(!f.has_budget("h") && f.has_budget("g"));
+        assert!(f.try_charge("h") && f.try_charge("h"));
+        assert!(!f.try_charge("h") && f.try_charge("g"));
+        f.refund("h");
+        assert!(f.try_charge("h") && !f.try_charge("h"));
         let f = Filter::new(
             Scope::Domain,
             &["www.example.co.uk".into()],

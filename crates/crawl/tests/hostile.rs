@@ -9,56 +9,7 @@ use std::sync::Arc;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
-/// LSB-first bit writer for a raw DEFLATE stream.
-#[derive(Default)]
-struct Bits {
-    out: Vec<u8>,
-    acc: u64,
-    n: u32,
-}
-
-impl Bits {
-    fn put(&mut self, value: u64, bits: u32) {
-        self.acc |= value << self.n;
-        self.n += bits;
-        while self.n >= 8 {
-            self.out.push(self.acc as u8);
-            self.acc >>= 8;
-            self.n -= 8;
-        }
-    }
-    /// Huffman codes go most significant bit first.
-    fn code(&mut self, code: u64, bits: u32) {
-        let rev = (0..bits).fold(0, |r, i| r | (((code >> i) & 1) << (bits - 1 - i)));
-        self.put(rev, bits);
-    }
-    fn finish(mut self) -> Vec<u8> {
-        if self.n > 0 {
-            self.out.push(self.acc as u8);
-        }
-        self.out
-    }
-}
-
-/// A gzip member whose one fixed-Huffman block inflates to `size` zero
-/// bytes: a literal 0, then (length 258, distance 1) copies, 13 bits each.
-/// The trailer's CRC is left zero: a reader that honours its cap never gets there.
-fn gzip_bomb(size: u64) -> Vec<u8> {
-    let mut b = Bits::default();
-    b.put(1, 1); // BFINAL
-    b.put(1, 2); // fixed Huffman
-    b.code(0x30, 8); // literal 0
-    for _ in 0..(size - 1) / 258 {
-        b.code(0b1100_0101, 8); // length code 285 = 258
-        b.code(0, 5); // distance code 0 = 1
-    }
-    b.code(0, 7); // end of block
-    let mut gz = vec![0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff];
-    gz.extend(b.finish());
-    gz.extend([0, 0, 0, 0]);
-    gz.extend((size as u32).to_le_bytes());
-    gz
-}
+use common::gzip_bomb;
 
 fn page(path: &str, bomb: &Arc<Vec<u8>>) -> (String, Vec<u8>) {
     let html = |body: String| ("text/html".to_string(), body.into_bytes());

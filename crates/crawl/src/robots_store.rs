@@ -1,0 +1,214 @@
+//! robots.txt outcomes persisted in the state directory, so a resumed crawl
+//! trusts what it fetched less than [`CACHE_TTL`] ago instead of asking every
+//! host again.
+//!
+//! ```text
+//! STATE/robots.db (SQLite, WAL, PRAGMA user_version = FORMAT)
+//!   robots(origin TEXT PK, status INTEGER, body BLOB ≤ 500 KiB, fetched_at INTEGER unix s)
+//! ```
+//! Only definite outcomes are kept (2xx rules, 4xx/3xx "allow all"): an
+//! unreachable robots.txt is asked again anyway. A row is written after the
+//! origin's sitemaps were read, so a crawl killed in between reads them again.
+//! The store is a cache: a corrupt or foreign file (other version, not a
+//! database) is set aside as `robots.db.corrupt` and the crawl starts with an
+//! empty one — robots.txt is then simply fetched again. Cost: one row per
+//! origin (the body, usually < 1 KiB).
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use rusqlite::{Connection, params};
+
+use crate::robots::{CACHE_TTL, MAX_ROBOTS_BYTES};
+
+/// Format version of `robots.db`.
+pub const FORMAT: i64 = 1;
+
+/// One remembered robots.txt response.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SavedRobots {
+    /// `scheme://host:port`.
+    pub origin: String,
+    /// HTTP status of the robots.txt response.
+    pub status: u16,
+    /// Body, capped at 500 KiB.
+    pub body: Vec<u8>,
+    /// Unix seconds of the fetch.
+    pub fetched_at: u64,
+}
+
+/// The persisted cache; `None` inside when even a fresh file cannot be made
+/// (then nothing is remembered, the crawl goes on).
+pub struct RobotsStore {
+    conn: Option<Mutex<Connection>>,
+}
+
+fn open_checked(path: &Path) -> rusqlite::Result<Connection> {
+    let conn = Connection::open(path)?;
+    conn.execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")?;
+    let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    let tables: i64 = conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
+    if version == 0 && tables == 0 {
+        conn.execute_batch(&format!(
+            "CREATE TABLE robots(origin TEXT PRIMARY KEY, status INTEGER NOT NULL, \
+             body BLOB NOT NULL, fetched_at INTEGER NOT NULL); PRAGMA user_version = {FORMAT};"
+        ))?;
+    } else if version != FORMAT {
+        return Err(rusqlite::Error::InvalidQuery);
+    }
+    // Reads every page of the table: a damaged file fails here, not mid-crawl.
+    conn.query_row("PRAGMA quick_check", [], |r| r.get::<_, String>(0))
+        .and_then(|s| {
+            if s == "ok" {
+                Ok(())
+            } else {
+                Err(rusqlite::Error::InvalidQuery)
+            }
+        })?;
+    Ok(conn)
+}
+
+fn set_aside(path: &Path) {
+    let mut aside = PathBuf::from(path);
+    aside.set_extension("db.corrupt");
+    let _ = std::fs::rename(path, &aside);
+    for ext in ["db-wal", "db-shm"] {
+        let _ = std::fs::remove_file(path.with_extension(ext));
+    }
+}
+
+impl RobotsStore {
+    /// Opens `path`, replacing it with an empty store if it is unreadable.
+    pub fn open(path: &Path) -> RobotsStore {
+        let conn = match open_checked(path) {
+            Ok(c) => Some(c),
+            Err(e) => {
+                tracing::warn!("{}: {e}; robots.txt will be fetched again", path.display());
+                set_aside(path);
+                open_checked(path)
+                    .map_err(|e| tracing::warn!("{}: {e}; not persisted", path.display()))
+                    .ok()
+            }
+        };
+        RobotsStore {
+            conn: conn.map(Mutex::new),
+        }
+    }
+
+    /// Entries fetched less than [`CACHE_TTL`] before `now_s`.
+    pub fn load_fresh(&self, now_s: u64) -> Vec<SavedRobots> {
+        let Some(conn) = &self.conn else {
+            return Vec::new();
+        };
+        let conn = conn.lock().unwrap_or_else(|p| p.into_inner());
+        let since = now_s.saturating_sub(CACHE_TTL.as_secs()) as i64;
+        let rows = conn
+            .prepare("SELECT origin, status, body, fetched_at FROM robots WHERE fetched_at > ?1")
+            .and_then(|mut st| {
+                st.query_map([since], |r| {
+                    Ok(SavedRobots {
+                        origin: r.get(0)?,
+                        status: r.get(1)?,
+                        body: r.get(2)?,
+                        fetched_at: r.get::<_, i64>(3)?.max(0) as u64,
+                    })
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()
+            });
+        rows.unwrap_or_else(|e| {
+            tracing::warn!("robots.db: {e}; robots.txt will be fetched again");
+            Vec::new()
+        })
+    }
+
+    /// Remembers one response (body cut at 500 KiB). Errors are logged: losing
+    /// an entry costs one robots.txt fetch on resume, nothing more.
+    pub fn save(&self, entry: &SavedRobots) {
+        let Some(conn) = &self.conn else {
+            return;
+        };
+        let conn = conn.lock().unwrap_or_else(|p| p.into_inner());
+        let body = &entry.body[..entry.body.len().min(MAX_ROBOTS_BYTES)];
+        let r = conn.execute(
+            "INSERT OR REPLACE INTO robots VALUES (?1, ?2, ?3, ?4)",
+            params![entry.origin, entry.status, body, entry.fetched_at as i64],
+        );
+        if let Err(e) = r {
+            tracing::warn!("robots.db: {e}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(origin: &str, at: u64) -> SavedRobots {
+        SavedRobots {
+            origin: origin.into(),
+            status: 200,
+            body: b"User-agent: *\nDisallow: /x\n".to_vec(),
+            fetched_at: at,
+        }
+    }
+
+    #[test]
+    fn round_trip_and_expiry() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("robots.db");
+        let now = 1_800_000_000;
+        {
+            let s = RobotsStore::open(&path);
+            s.save(&entry("http://a", now - 10));
+            s.save(&entry("http://old", now - CACHE_TTL.as_secs() - 1));
+            s.save(&entry("http://a", now - 5)); // replaces
+        }
+        let s = RobotsStore::open(&path);
+        assert_eq!(s.load_fresh(now), vec![entry("http://a", now - 5)]);
+    }
+
+    #[test]
+    fn corrupt_or_foreign_file_starts_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("robots.db");
+        std::fs::write(
+            &path,
+            b"this is not a database at all, just junk bytes".repeat(200),
+        )
+        .unwrap();
+        let s = RobotsStore::open(&path);
+        assert!(s.load_fresh(1).is_empty());
+        s.save(&entry("http://a", 100));
+        assert_eq!(s.load_fresh(100).len(), 1);
+        assert!(path.with_extension("db.corrupt").exists());
+        drop(s);
+        // Another format version is set aside too.
+        let c = Connection::open(&path).unwrap();
+        c.execute_batch("PRAGMA user_version = 99").unwrap();
+        drop(c);
+        assert!(RobotsStore::open(&path).load_fresh(100).is_empty());
+    }
+
+    #[test]
+    fn damaged_pages_are_detected() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("robots.db");
+        {
+            let s = RobotsStore::open(&path);
+            for i in 0..200 {
+                s.save(&entry(&format!("http://h{i}.test"), 100));
+            }
+            let c = s.conn.as_ref().unwrap().lock().unwrap();
+            c.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)").unwrap();
+        }
+        let mut bytes = std::fs::read(&path).unwrap();
+        let len = bytes.len();
+        for b in &mut bytes[len / 2..len / 2 + 4096.min(len / 2)] {
+            *b ^= 0x5a;
+        }
+        std::fs::write(&path, bytes).unwrap();
+        let s = RobotsStore::open(&path);
+        let n = s.load_fresh(100).len();
+        assert_eq!(n, 0, "a damaged file must be set aside");
+    }
+}
