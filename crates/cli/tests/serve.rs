@@ -187,3 +187,69 @@ fn dump_and_reimport_round_trip() {
         ["http://bespoke.com/", "http://example.com/discovered"]
     );
 }
+
+/// `mgz frontier` with extra global flags (TLS, token) before the subcommand.
+fn mgz_at(server: &str, flags: &[&str], args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(MGZ)
+        .args(["frontier", "--server", server])
+        .args(flags)
+        .args(args)
+        .output()
+        .unwrap();
+    let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+    (out.status.success(), text(out.stdout), text(out.stderr))
+}
+
+#[test]
+fn tls_client_trusts_the_given_ca_only_and_sends_the_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    let (cert_pem, key_pem) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    std::fs::write(&cert_pem, cert.cert.pem()).unwrap();
+    std::fs::write(&key_pem, cert.signing_key.serialize_pem()).unwrap();
+    let input = dir.path().join("urls.txt");
+    std::fs::write(&input, "http://a.example/1\nhttp://b.example/2\n").unwrap();
+    let (cert_arg, key_arg) = (cert_pem.to_str().unwrap(), key_pem.to_str().unwrap());
+    let served = serve(
+        &dir.path().join("s"),
+        &[
+            "--tls-cert",
+            cert_arg,
+            "--tls-key",
+            key_arg,
+            "--token",
+            "t0k",
+        ],
+    );
+    let https = format!("https://{}", served.addr);
+    let trusted = ["--tls-ca", cert_arg, "--tls-domain", "localhost"];
+    let with_token = [&trusted[..], &["--token", "t0k"]].concat();
+
+    // CA + name override + token: the handshake and the call succeed.
+    let (ok, out, err) = mgz_at(&https, &with_token, &["put", input.to_str().unwrap()]);
+    assert!(ok && out.contains("ok 2 "), "{out}{err}");
+    // A bare host:port with --tls-ca means TLS too.
+    let (ok, out, err) = mgz_at(&served.addr, &with_token, &["stats"]);
+    assert!(ok && out.contains("\"size\":2"), "{out}{err}");
+    // The name in the certificate is checked: the URL's IP is not in it.
+    let (ok, _, err) = mgz_at(
+        &https,
+        &["--tls-ca", cert_arg, "--token", "t0k"],
+        &["stats"],
+    );
+    assert!(!ok && err.contains("connecting to"), "{err}");
+    // Without the CA the self-signed certificate is refused.
+    let no_ca = ["--tls-domain", "localhost", "--token", "t0k"];
+    let (ok, _, err) = mgz_at(&https, &no_ca, &["stats"]);
+    assert!(!ok && err.to_lowercase().contains("certificate"), "{err}");
+    // TLS alone is not enough: the token is still required.
+    let (ok, _, err) = mgz_at(&https, &trusted, &["stats"]);
+    assert!(!ok && err.contains("missing bearer token"), "{err}");
+    // Plain text against the TLS port is not served.
+    let plain = format!("http://{}", served.addr);
+    let (ok, _, _) = mgz_at(&plain, &["--token", "t0k"], &["stats"]);
+    assert!(!ok);
+    // A CA with an http:// URL is a contradiction, said before connecting.
+    let (ok, _, err) = mgz_at(&plain, &trusted, &["stats"]);
+    assert!(!ok && err.contains("--tls-ca given"), "{err}");
+}

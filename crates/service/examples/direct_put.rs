@@ -1,6 +1,7 @@
 //! Baseline for the `mgz serve` benchmark: the same file put straight into
 //! PowerCache in batches, with no gRPC in between.
-//! `cargo run --release -p mgz-service --example direct_put -- URLS STATE_DIR [BATCH]`
+//! `cargo run --release -p mgz-service --example direct_put -- URLS STATE_DIR [BATCH] [osbuffer]`
+//! (`osbuffer`: `Durability::OsBuffer`, no fsync, instead of the default group commit).
 //!
 //! Prints `direct put_discovered: N URLs in S s: R URLs/s`. Batches go through
 //! the same pipelining as the server (up to 8 batches waiting for group commit
@@ -10,7 +11,7 @@ use std::io::BufRead as _;
 use std::sync::Arc;
 use std::time::Instant;
 
-use mgz_frontier::{Frontier, FrontierOptions, UrlItem};
+use mgz_frontier::{Durability, Frontier, FrontierOptions, UrlItem};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -21,7 +22,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .next()
         .ok_or("usage: direct_put URLS STATE_DIR [BATCH]")?;
     let batch: usize = args.next().map(|b| b.parse()).transpose()?.unwrap_or(256);
-    let frontier = Arc::new(Frontier::open(&dir, FrontierOptions::default())?);
+    let mut options = FrontierOptions::default();
+    if args.next().as_deref() == Some("osbuffer") {
+        options.durability = Durability::OsBuffer;
+    }
+    let frontier = Arc::new(Frontier::open(&dir, options)?);
     let lines: Vec<String> = std::io::BufReader::new(std::fs::File::open(&urls)?)
         .lines()
         .collect::<Result<_, _>>()?;

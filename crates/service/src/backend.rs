@@ -11,8 +11,11 @@
 //! - request parameters arrive normalised by [`crate::rpc::params`]: crawl IDs
 //!   non-empty, page sizes and the GetURLs lease non-zero; the crawl IDs inside
 //!   put items may still be empty and mean `"DEFAULT"` ([`crawl_id`]);
-//! - a put returns only once what it reports `Ok` is durable; a store failure is
-//!   an `Err` (the caller turns it into `FAIL` for every item);
+//! - a put returns as soon as the write is made, with its statuses and a
+//!   [`Durable`] wait; what it reports `Ok` may be acknowledged only once that
+//!   wait returned `Ok`. So the gRPC layer decodes and writes the next chunk
+//!   while this one waits for its group commit. A store failure (on the write
+//!   or on the wait) is an `Err`, turned into `FAIL` for every item;
 //! - per-item problems are statuses, never errors: `Skipped` for a malformed URL,
 //!   a key over [`MAX_KEY_BYTES`] or an already known discovered URL.
 
@@ -38,6 +41,22 @@ pub fn crawl_id(raw: &str) -> &str {
 /// Result type of backend calls.
 pub type BackendResult<T> = Result<T, ServiceError>;
 
+/// Blocks until a write is durable; see [`FrontierBackend::put_discovered`].
+pub type Durable = Box<dyn FnOnce() -> BackendResult<()> + Send>;
+
+/// A [`Durable`] for a write that already is (or wrote nothing).
+pub fn already_durable() -> Durable {
+    Box::new(|| Ok(()))
+}
+
+/// What a put wrote: one status per item, valid once `durable` returned `Ok`.
+pub struct Written {
+    /// One status per item, in order.
+    pub statuses: Vec<Status>,
+    /// Waits for the write's durable point.
+    pub durable: Durable,
+}
+
 /// Figures exported on `/metrics`, read at scrape time.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Gauges {
@@ -55,10 +74,12 @@ pub struct Gauges {
 
 /// The store behind `mgz serve`. See the module docs for the contract.
 pub trait FrontierBackend: Send + Sync + 'static {
-    /// Adds each URL unless its crawl already knows it; one status per item, in order.
-    fn put_discovered(&self, batch: Vec<UrlInfo>) -> BackendResult<Vec<Status>>;
-    /// Applies discovered (insert if new) and known (overwrite) items in order.
-    fn put_urls(&self, items: Vec<UrlItem>) -> BackendResult<Vec<Status>>;
+    /// Adds each URL unless its crawl already knows it; one status per item,
+    /// in order, acknowledgeable once [`Written::durable`] returned `Ok`.
+    fn put_discovered(&self, batch: Vec<UrlInfo>) -> BackendResult<Written>;
+    /// Applies discovered (insert if new) and known (overwrite) items in order;
+    /// statuses as for [`FrontierBackend::put_discovered`].
+    fn put_urls(&self, items: Vec<UrlItem>) -> BackendResult<Written>;
     /// Leases the URLs due now; `params` are as received (0 = unlimited, etc.).
     fn get_urls(&self, params: &GetParams) -> BackendResult<Vec<UrlInfo>>;
     /// Counters of one queue, or of the crawl when the key is empty.

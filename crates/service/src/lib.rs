@@ -4,19 +4,21 @@
 //! ```text
 //!  client ──gRPC/HTTP2 (TLS?)──▶ TokenCheck ──▶ rpc::FrontierService ──spawn_blocking──▶ FrontierBackend
 //!                                 (auth.rs)      params: defaults made explicit          (powercache.rs:
-//!                                                pipeline: put streams, chunked,           mgz_frontier::Frontier)
-//!                                                  ≤ 8 chunks per stream waiting for group commit
+//!                                                pipeline: put streams; decode next chunk  mgz_frontier::Frontier)
+//!                                                  while one is written, ≤ 8 wait for commit
 //!                                 metrics.rs ◀── counters; gauges read from the store at scrape time
 //! ```
 //!
 //! Invariants:
-//! - an ack (`AckMessage`, `BatchAck`) is sent only after the store call that
-//!   covers it returned, i.e. after the durable point of the frontier's policy
-//!   (group commit by default); a store error acks `FAIL`, never `OK`;
+//! - an ack (`AckMessage`, `BatchAck`) is sent only after the durable wait of
+//!   the store write that covers it returned, i.e. after the durable point of
+//!   the frontier's policy (group commit by default); a store error acks
+//!   `FAIL`, never `OK`;
 //! - one ack per item, in the order received; a put stream ends once the client
 //!   has half-closed and every item is acked;
 //! - the server holds no URL state of its own: the only per-stream memory is
-//!   the chunks in flight (≤ 8 chunks of ≤ 2048 items or 32 batches per stream).
+//!   the chunks in flight (one gathering, one being written, ≤ 8 waiting for
+//!   a sync, each ≤ 8,192 items or 16,384 discovered URLs).
 //!
 //! Wire compatibility: `proto/urlfrontier.proto` is our own text with the
 //! published API's package, service, RPC and message names, field numbers and
@@ -35,7 +37,7 @@ mod powercache;
 pub mod rpc;
 pub mod server;
 
-pub use backend::{FrontierBackend, Gauges};
+pub use backend::{Durable, FrontierBackend, Gauges, Written};
 pub use error::ServiceError;
 pub use logging::LogControl;
 pub use server::{Server, ServerConfig, shutdown_signal};

@@ -3,13 +3,14 @@
 //! Mostly one frontier call per RPC. Two places do more:
 //! - PutURLs chunks mix discovered and known items: each kind goes to the
 //!   frontier as one `*_nowait` batch (relative order kept within a kind), the
-//!   two commits are awaited, and the statuses are put back in item order;
+//!   statuses are put back in item order, and the [`Written::durable`] wait
+//!   covers both commits;
 //! - ListURLs pages through `Frontier::list_urls` in pages of [`LIST_PAGE`] so
 //!   a dump of millions of URLs never sits in memory at once.
 
 use mgz_frontier::{Frontier, GetParams as FGet, PutOutcome, UrlQuery};
 
-use crate::backend::{BackendResult, FrontierBackend, Gauges};
+use crate::backend::{BackendResult, FrontierBackend, Gauges, Written};
 use crate::convert::{self, discovered_status, known_status};
 use crate::proto::ack_message::Status;
 use crate::proto::{
@@ -26,13 +27,16 @@ fn key_opt(key: &str) -> Option<&str> {
 }
 
 impl FrontierBackend for Frontier {
-    fn put_discovered(&self, batch: Vec<UrlInfo>) -> BackendResult<Vec<Status>> {
+    fn put_discovered(&self, batch: Vec<UrlInfo>) -> BackendResult<Written> {
         let items: Vec<_> = batch.into_iter().map(convert::item_in).collect();
-        let outcomes = Frontier::put_discovered(self, &items)?;
-        Ok(outcomes.iter().map(discovered_status).collect())
+        let (outcomes, commit) = self.put_discovered_nowait(&items)?;
+        Ok(Written {
+            statuses: outcomes.iter().map(discovered_status).collect(),
+            durable: Box::new(move || Ok(commit.wait()?)),
+        })
     }
 
-    fn put_urls(&self, items: Vec<UrlItem>) -> BackendResult<Vec<Status>> {
+    fn put_urls(&self, items: Vec<UrlItem>) -> BackendResult<Written> {
         let mut statuses = vec![Status::Skipped; items.len()];
         let (mut disc, mut disc_at, mut known, mut known_at) = (vec![], vec![], vec![], vec![]);
         for (i, item) in items.into_iter().enumerate() {
@@ -50,11 +54,13 @@ impl FrontierBackend for Frontier {
         }
         let (disc_out, c1) = self.put_discovered_nowait(&disc)?;
         let (known_out, c2) = self.put_known_nowait(&known)?;
-        c1.wait()?;
-        c2.wait()?;
         place(&mut statuses, &disc_at, &disc_out, discovered_status);
         place(&mut statuses, &known_at, &known_out, known_status);
-        Ok(statuses)
+        let durable = Box::new(move || {
+            c1.wait()?;
+            Ok(c2.wait()?)
+        });
+        Ok(Written { statuses, durable })
     }
 
     fn get_urls(&self, p: &GetParams) -> BackendResult<Vec<UrlInfo>> {

@@ -1,6 +1,7 @@
 //! `mgz frontier ...`: a URLFrontier client for any server speaking the API
 //! (`mgz serve`, the reference Java server).
 
+mod connect;
 mod put;
 mod read;
 
@@ -14,9 +15,17 @@ use tonic::transport::Channel;
 /// Arguments of `mgz frontier`.
 #[derive(clap::Args)]
 pub struct FrontierArgs {
-    /// Server address (host:port, or a full http:// URL).
+    /// Server address: host:port, or a full http:// or https:// URL.
     #[arg(long, global = true, default_value = "127.0.0.1:7071")]
     server: String,
+    /// PEM certificate(s) of the authority that signed the server's TLS
+    /// certificate (for `mgz serve --tls-cert`); implies TLS for a bare host:port.
+    #[arg(long, global = true)]
+    tls_ca: Option<std::path::PathBuf>,
+    /// Name to check the server's certificate against, when it differs from
+    /// the host in --server (say, connecting to an IP address).
+    #[arg(long, global = true)]
+    tls_domain: Option<String>,
     /// Bearer token (also read from MGZ_TOKEN).
     #[arg(long, global = true, env = "MGZ_TOKEN", hide_env_values = true)]
     token: Option<String>,
@@ -58,33 +67,17 @@ impl tonic::service::Interceptor for Token {
     }
 }
 
-async fn connect(server: &str, token: Option<&str>) -> anyhow::Result<Client> {
-    let url = if server.contains("://") {
-        server.to_owned()
-    } else {
-        format!("http://{server}")
-    };
-    let channel = Channel::from_shared(url.clone())
-        .with_context(|| format!("bad server address {server}"))?
-        .connect()
-        .await
-        .with_context(|| format!("connecting to {url}"))?;
-    let token = token
-        .map(|t| format!("Bearer {t}").parse())
-        .transpose()
-        .context("token is not valid header text")?;
-    Ok(
-        UrlFrontierClient::new(InterceptedService::new(channel, Token(token)))
-            .max_decoding_message_size(64 << 20)
-            .max_encoding_message_size(64 << 20),
-    )
-}
-
 /// Runs one client command.
 pub fn run(args: FrontierArgs) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     runtime.block_on(async move {
-        let client = connect(&args.server, args.token.as_deref()).await?;
+        let target = connect::Target {
+            server: &args.server,
+            tls_ca: args.tls_ca.as_deref(),
+            tls_domain: args.tls_domain.as_deref(),
+            token: args.token.as_deref(),
+        };
+        let client = connect::connect(&target).await?;
         match args.command {
             FrontierCommand::Put(a) => put::run(client, a).await,
             FrontierCommand::Get(a) => read::get(client, a).await,

@@ -153,16 +153,21 @@ fn read_input(
         anyhow::ensure!(ok, "the server closed the stream early");
         Ok(())
     };
-    for (n, line) in BufReader::with_capacity(1 << 20, input).lines().enumerate() {
-        let line = line.context("reading input")?;
-        let line = line.trim();
+    let mut reader = BufReader::with_capacity(1 << 20, input);
+    let mut buf = String::with_capacity(256);
+    for n in 1u64.. {
+        // One reused line buffer: the only allocation per URL is its own string.
+        buf.clear();
+        if reader.read_line(&mut buf).context("reading input")? == 0 {
+            break;
+        }
+        let line = buf.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
         sent += 1;
         if line.starts_with('{') {
-            let item =
-                mgz_service::json::from_line(line).with_context(|| format!("line {}", n + 1))?;
+            let item = mgz_service::json::from_line(line).with_context(|| format!("line {n}"))?;
             send(Msg::Item(item))?;
             continue;
         }

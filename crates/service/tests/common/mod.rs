@@ -16,6 +16,8 @@ use tonic::transport::Channel;
 pub const T0_MS: u64 = 1_767_225_600_000;
 pub const T0: u64 = T0_MS / 1000;
 
+pub type Client = UrlFrontierClient<Channel>;
+
 pub struct TestServer {
     pub addr: std::net::SocketAddr,
     pub metrics_addr: Option<std::net::SocketAddr>,
@@ -96,6 +98,16 @@ impl TestServer {
     pub async fn stop(mut self) {
         let _ = self.stop.take().unwrap().send(());
         self.task.take().unwrap().await.unwrap().unwrap();
+    }
+
+    /// Asks the server to stop without waiting.
+    pub fn ask_stop(&mut self) {
+        let _ = self.stop.take().unwrap().send(());
+    }
+
+    /// Waits for the server task to end (after [`TestServer::ask_stop`]).
+    pub async fn stopped(mut self) -> Result<(), mgz_service::ServiceError> {
+        self.task.take().unwrap().await.unwrap()
     }
 
     pub fn advance_s(&self, s: u64) {
