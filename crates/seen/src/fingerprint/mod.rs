@@ -45,18 +45,16 @@
 //! stages so the big runs' cache misses overlap (`EliasFano::contains_many`),
 //! then inserts in order.
 
+mod batch;
 mod buffer;
 mod ef;
 mod lsm;
+mod samples;
 mod snapshot;
-
-use std::collections::HashSet;
-use std::hash::BuildHasherDefault;
 
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::{Guarantee, SeenError, SeenSet};
-use buffer::PassThrough;
 use lsm::Generation;
 
 /// Default false-positive rate per lookup: 2^-36.
@@ -185,35 +183,9 @@ impl SeenSet for FingerprintSet {
     /// Checks the whole batch against the set as it was first (the runs'
     /// cache misses overlap, see `EliasFano::contains_many`), then inserts in
     /// order, checking each key also against what this batch added: the
-    /// answers equal those of `insert` one key at a time.
+    /// answers equal those of `insert` one key at a time (see `batch`).
     fn insert_batch(&mut self, keys: &[&[u8]], out: &mut Vec<bool>) {
-        let hashes: Vec<u64> = keys.iter().map(|k| xxh3_64(k)).collect();
-        let mut old = vec![false; keys.len()];
-        let mut fps = vec![0; keys.len()];
-        for g in &self.gens {
-            fps.iter_mut()
-                .zip(&hashes)
-                .for_each(|(f, &h)| *f = g.fingerprint(h));
-            g.contains_many(&fps, &mut old);
-        }
-        let mut added: HashSet<(usize, u64), BuildHasherDefault<PassThrough>> = HashSet::default();
-        out.clear();
-        for (&hash, &was) in hashes.iter().zip(&old) {
-            // Generations opened during the batch hold only keys in `added`.
-            let fresh = !was
-                && !(0..self.gens.len()).any(|i| {
-                    let fp = self.gens[i].fingerprint(hash);
-                    added.contains(&(i, fp))
-                });
-            if fresh {
-                let gen_ = self.active();
-                let fp = gen_.fingerprint(hash);
-                gen_.push_new(fp);
-                added.insert((self.gens.len() - 1, fp));
-                self.len += 1;
-            }
-            out.push(fresh);
-        }
+        self.insert_hashes(keys, out);
     }
 
     fn contains(&self, key: &[u8]) -> bool {
