@@ -20,6 +20,9 @@
 use super::buffer::FpBuffer;
 use super::ef::{EfBuilder, EliasFano, MAX_LEN};
 
+/// Largest buffer, in fingerprints.
+pub(crate) const MAX_BUFFER: usize = 16_384;
+
 /// How much bigger each run is than all newer runs together.
 const RATIO: usize = 8;
 
@@ -38,7 +41,7 @@ impl Generation {
     /// An empty generation holding up to `capacity` fingerprints below `universe`.
     pub(crate) fn new(universe: u64, capacity: usize) -> Self {
         // ~1/1024 of the capacity: the buffer costs ~0.15 bit per value.
-        let buffer_cap = (capacity / 1024).clamp(64, 16_384);
+        let buffer_cap = (capacity / 1024).clamp(64, MAX_BUFFER);
         Self {
             universe,
             capacity,
@@ -64,6 +67,15 @@ impl Generation {
     /// Maps a 64-bit hash to this generation's fingerprint, uniform in `0..U`.
     pub(crate) fn fingerprint(&self, hash: u64) -> u64 {
         ((u128::from(hash) * u128::from(self.universe)) >> 64) as u64
+    }
+
+    /// Makes the buffer hold at least `slots` (up to [`MAX_BUFFER`]); only
+    /// while the buffer is empty (the layout may change with the size).
+    pub(crate) fn raise_buffer(&mut self, slots: usize) {
+        if self.buffer.len() == 0 && slots > self.buffer_cap {
+            self.buffer_cap = slots.min(MAX_BUFFER);
+            self.buffer = FpBuffer::with_cap(self.buffer_cap);
+        }
     }
 
     /// Fingerprints this generation can still take before it is full.
