@@ -45,6 +45,11 @@ pub const FINGERPRINT_CAPACITY: usize = 1 << 24;
 /// Parts of a `fingerprint` set (a power of two).
 pub const FINGERPRINT_PARTS: usize = 64;
 
+/// Smallest buffer of each `fingerprint` part, in fingerprints (see
+/// `FingerprintSet::with_min_buffer`): 64 parts × ~18 KiB ≈ 1.2 MB in all,
+/// for fewer merges than the default `capacity / 1024` = 256 per part.
+pub const FINGERPRINT_BUFFER: usize = 1024;
+
 /// Parts of a `compact` set, routed by host (a power of two).
 pub const COMPACT_PARTS: usize = 16;
 
@@ -114,7 +119,10 @@ fn partitioned(
             let capacity = expected.unwrap_or(FINGERPRINT_CAPACITY) / FINGERPRINT_PARTS;
             let epsilon = fpr.unwrap_or(DEFAULT_EPSILON);
             let parts = (0..FINGERPRINT_PARTS)
-                .map(|_| Ok(Box::new(FingerprintSet::new(capacity.max(1), epsilon)?) as _))
+                .map(|_| {
+                    let set = FingerprintSet::new(capacity.max(1), epsilon)?;
+                    Ok(Box::new(set.with_min_buffer(FINGERPRINT_BUFFER)) as _)
+                })
                 .collect::<Result<Vec<Box<dyn SeenSet>>, SeenError>>()?;
             Box::new(Partitioned::new(parts, Route::Key))
         }

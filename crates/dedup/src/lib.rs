@@ -5,7 +5,7 @@
 //!   inputs ─▶ Chunks (256 KiB reads, whole lines) ─▶ Deduper ─▶ Sink ─▶ output
 //!                                                   │  ▲        │
 //!                                         keys ─────┘  │        └─▶ AppendLog (fsync first)
-//!                        recent-key cache (exact) ─▶ SeenSet::insert_batch
+//!   recent-key cache (exact; not for fingerprint) ─▶ SeenSet::insert_batch
 //!                                                    (fingerprint, compact: split in
 //!                                                     hash-routed parts, see `backend`)
 //! ```

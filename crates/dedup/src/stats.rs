@@ -22,7 +22,7 @@ pub struct Stats {
     pub distinct_total: u64,
     /// Heap bytes of the seen-set.
     pub set_bytes: u64,
-    /// Heap bytes of the fixed recent-key cache in front of the set.
+    /// Heap bytes of the fixed recent-key cache in front of the set (0 without one).
     pub cache_bytes: u64,
 }
 

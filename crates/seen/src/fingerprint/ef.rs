@@ -6,7 +6,7 @@
 //! low   : n * l bits, packed little-endian in u64 words      | x_0.low | x_1.low | ...
 //! high  : bit (x_i >> l) + i is set; n ones and (U-1 >> l)+1 zeros
 //!         e.g. highs 0,0,2,3  ->  1 1 0 0 1 0 1 0 ...  (the k-th zero closes bucket k)
-//! zsamp : u32 position of zero number j * ZERO_SAMPLE, for select0
+//! zsamp : position of zero number j * ZERO_SAMPLE, for select0 (`samples`)
 //! ```
 //!
 //! Invariants: values strictly increase and are `< universe`; the high
@@ -16,14 +16,13 @@
 //!
 //! Space: `n * l + n + (U >> l) + 1` bits, i.e. `2 + log2(U / n)` bits per
 //! value when `U / n` is a power of two (between that and 2.09 bits more
-//! otherwise), plus `32 / ZERO_SAMPLE` bits per zero for the select samples.
+//! otherwise), plus ~`16 / ZERO_SAMPLE` bits per zero for the select samples.
 //!
 //! Cost: `contains` = one sample read, a popcount scan of ~`ZERO_SAMPLE / 64`
 //! words, then about `1 + n / (U >> l)` (≈ 2) low-bit comparisons.
 //! Building and iterating are sequential, a few ns per value.
 
-/// Zeros between two select samples: 32 bits per 256 zeros ≈ 0.12–0.25 bits per value.
-const ZERO_SAMPLE: u64 = 256;
+use super::samples::{ZERO_SAMPLE, ZeroSamples};
 
 /// Runs smaller than this are looked up one value at a time (cache-resident).
 const STAGED_MIN_BYTES: usize = 256 << 10;
@@ -39,7 +38,7 @@ pub(crate) struct EliasFano {
     low: Vec<u64>,
     high: Vec<u64>,
     high_len: u64,
-    zsamp: Vec<u32>,
+    zsamp: ZeroSamples,
 }
 
 /// Appends values in increasing order; [`EfBuilder::finish`] seals them.
@@ -93,7 +92,7 @@ impl EfBuilder {
             low: vec![0; shape.low_words],
             high: vec![0; shape.high_words],
             high_len: shape.high_len,
-            zsamp: Vec::new(),
+            zsamp: ZeroSamples::Empty,
         };
         Self {
             ef,
@@ -126,7 +125,7 @@ impl EfBuilder {
     }
 }
 
-fn low_mask(bits: u32) -> u64 {
+pub(crate) fn low_mask(bits: u32) -> u64 {
     if bits >= 64 {
         u64::MAX
     } else {
@@ -174,18 +173,29 @@ const fn select_in_byte_table() -> [[u8; 8]; 256] {
 const ONES_PER_BYTE: u64 = 0x0101_0101_0101_0101;
 const HIGH_PER_BYTE: u64 = 0x8080_8080_8080_8080;
 
-/// Position of the `r`-th set bit (0-based) of `word`; `r < word.count_ones()`.
-/// Branch-free: byte popcounts, their prefix sums by one multiply, the
-/// target byte by comparing every prefix with `r` at once, then a table.
-fn select_in_word(word: u64, r: u32) -> u32 {
+/// Byte `i` of the result: ones in bytes `0..=i` of `word` (the top byte is
+/// the popcount). The build targets plain x86-64, where `count_ones` is a
+/// software popcount too, so `select0` computes this once per word.
+fn byte_prefix(word: u64) -> u64 {
     let mut s = word - ((word >> 1) & 0x5555_5555_5555_5555);
     s = (s & 0x3333_3333_3333_3333) + ((s >> 2) & 0x3333_3333_3333_3333);
     s = (s + (s >> 4)) & 0x0F0F_0F0F_0F0F_0F0F;
-    // Byte i: ones in bytes 0..=i (at most 64, no carries between bytes).
-    let prefix = s.wrapping_mul(ONES_PER_BYTE);
+    // At most 64 per byte: no carries between bytes.
+    s.wrapping_mul(ONES_PER_BYTE)
+}
+
+/// Position of the `r`-th set bit (0-based) of `word`; `r < word.count_ones()`.
+pub(crate) fn select_in_word(word: u64, r: u32) -> u32 {
+    select_with_prefix(word, byte_prefix(word), r)
+}
+
+/// [`select_in_word`] given `prefix = byte_prefix(word)`. Branch-free: the
+/// target byte by comparing every prefix with `r` at once, then a table.
+fn select_with_prefix(word: u64, prefix: u64, r: u32) -> u32 {
     // High bit of byte i set iff prefix_i <= r (0x80 + r - prefix_i never borrows).
     let le = (((u64::from(r) * ONES_PER_BYTE) | HIGH_PER_BYTE) - prefix) & HIGH_PER_BYTE;
-    let byte = le.count_ones();
+    // Count those bits by one multiply (at most 8: fits the top byte).
+    let byte = ((le >> 7).wrapping_mul(ONES_PER_BYTE) >> 56) as u32;
     let before = if byte == 0 {
         0
     } else {
@@ -203,7 +213,7 @@ impl EliasFano {
 
     /// Heap bytes owned.
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.low.capacity() * 8 + self.high.capacity() * 8 + self.zsamp.capacity() * 4
+        self.low.capacity() * 8 + self.high.capacity() * 8 + self.zsamp.heap_bytes()
     }
 
     /// The packed low-bits and high-bits words, for snapshots.
@@ -241,7 +251,7 @@ impl EliasFano {
             low,
             high,
             high_len: shape.high_len,
-            zsamp: Vec::new(),
+            zsamp: ZeroSamples::Empty,
         };
         let mut last: Option<u64> = None;
         for v in ef.iter() {
@@ -255,34 +265,21 @@ impl EliasFano {
     }
 
     fn build_samples(&mut self) {
-        let mut zeros = 0u64;
-        for (w, &word) in self.high.iter().enumerate() {
-            let valid = (self.high_len - w as u64 * 64).min(64) as u32;
-            let inv = !word & low_mask(valid);
-            let count = u64::from(inv.count_ones());
-            // Record every zero whose number is a multiple of ZERO_SAMPLE.
-            let mut next = zeros.div_ceil(ZERO_SAMPLE) * ZERO_SAMPLE;
-            while next < zeros + count {
-                let skip = (next - zeros) as u32;
-                let bit = select_in_word(inv, skip);
-                self.zsamp.push((w as u64 * 64 + u64::from(bit)) as u32);
-                next += ZERO_SAMPLE;
-            }
-            zeros += count;
-        }
-        self.zsamp.shrink_to_fit();
+        self.zsamp = ZeroSamples::build(&self.high, self.high_len);
     }
 
     /// Bit position of zero number `k` (0-based) in `high`.
     fn select0(&self, k: u64) -> u64 {
-        let start = u64::from(self.zsamp[(k / ZERO_SAMPLE) as usize]);
+        let start = self.zsamp.get((k / ZERO_SAMPLE) as usize);
         let mut rest = k % ZERO_SAMPLE;
         let mut w = (start / 64) as usize;
         let mut inv = !self.high[w] & (u64::MAX << (start % 64));
         loop {
-            let c = u64::from(inv.count_ones());
+            let prefix = byte_prefix(inv);
+            let c = prefix >> 56;
             if rest < c {
-                return w as u64 * 64 + u64::from(select_in_word(inv, rest as u32));
+                let bit = select_with_prefix(inv, prefix, rest as u32);
+                return w as u64 * 64 + u64::from(bit);
             }
             rest -= c;
             w += 1;
@@ -328,7 +325,7 @@ impl EliasFano {
     /// Sample entry and high word `bucket_start(bucket)` will read first.
     fn sample_of(&self, bucket: u64) -> u64 {
         let k = bucket.saturating_sub(1);
-        u64::from(self.zsamp[(k / ZERO_SAMPLE) as usize])
+        self.zsamp.get((k / ZERO_SAMPLE) as usize)
     }
 
     /// Looks up many values at once: `found[i] |= contains(values[i])`.

@@ -20,6 +20,9 @@
 use super::buffer::FpBuffer;
 use super::ef::{EfBuilder, EliasFano, MAX_LEN};
 
+/// Largest buffer, in fingerprints.
+pub(crate) const MAX_BUFFER: usize = 16_384;
+
 /// How much bigger each run is than all newer runs together.
 const RATIO: usize = 8;
 
@@ -38,7 +41,7 @@ impl Generation {
     /// An empty generation holding up to `capacity` fingerprints below `universe`.
     pub(crate) fn new(universe: u64, capacity: usize) -> Self {
         // ~1/1024 of the capacity: the buffer costs ~0.15 bit per value.
-        let buffer_cap = (capacity / 1024).clamp(64, 16_384);
+        let buffer_cap = (capacity / 1024).clamp(64, MAX_BUFFER);
         Self {
             universe,
             capacity,
@@ -66,17 +69,33 @@ impl Generation {
         ((u128::from(hash) * u128::from(self.universe)) >> 64) as u64
     }
 
+    /// Makes the buffer hold at least `slots` (up to [`MAX_BUFFER`]); only
+    /// while the buffer is empty (the layout may change with the size).
+    pub(crate) fn raise_buffer(&mut self, slots: usize) {
+        if self.buffer.len() == 0 && slots > self.buffer_cap {
+            self.buffer_cap = slots.min(MAX_BUFFER);
+            self.buffer = FpBuffer::with_cap(self.buffer_cap);
+        }
+    }
+
+    /// Fingerprints this generation can still take before it is full.
+    pub(crate) fn room(&self) -> usize {
+        self.capacity.saturating_sub(self.len)
+    }
+
+    /// Largest run first: a present value is most likely there (ratio
+    /// invariant), so a repeat usually costs one probe; the buffer last.
     pub(crate) fn contains(&self, fp: u64) -> bool {
-        self.buffer.contains(fp) || self.runs.iter().rev().any(|r| r.contains(fp))
+        self.runs.iter().any(|r| r.contains(fp)) || self.buffer.contains(fp)
     }
 
     /// `found[i] |= contains(fps[i])`, with the runs' cache misses overlapped.
     pub(crate) fn contains_many(&self, fps: &[u64], found: &mut [bool]) {
+        for run in &self.runs {
+            run.contains_many(fps, found);
+        }
         for (f, &fp) in found.iter_mut().zip(fps) {
             *f = *f || self.buffer.contains(fp);
-        }
-        for run in self.runs.iter().rev() {
-            run.contains_many(fps, found);
         }
     }
 
@@ -153,24 +172,32 @@ impl Generation {
     }
 }
 
-/// Disjoint sorted union of `runs` into one run (a k-way merge, k is small).
+/// Disjoint sorted union of `runs` into one run. `runs[0]` is the largest
+/// (ratio invariant): the newer ones are decoded and sorted together (they
+/// are small), then merged two-way with it, one comparison per value.
 fn merge(runs: &[EliasFano], universe: u64) -> EliasFano {
     let total = runs.iter().map(EliasFano::len).sum();
     let mut b = EfBuilder::new(total, universe);
-    let mut iters: Vec<_> = runs.iter().map(|r| r.iter().peekable()).collect();
-    loop {
-        let mut best: Option<(usize, u64)> = None;
-        for (i, it) in iters.iter_mut().enumerate() {
-            if let Some(&v) = it.peek()
-                && best.is_none_or(|(_, b)| v < b)
-            {
-                best = Some((i, v));
-            }
+    let Some((big, newer)) = runs.split_first() else {
+        return b.finish();
+    };
+    let mut small: Vec<u64> = newer.iter().flat_map(EliasFano::iter).collect();
+    if newer.len() > 1 {
+        small.sort_unstable();
+    }
+    let mut old = big.iter();
+    let mut next = old.next();
+    for v in small {
+        while let Some(u) = next.filter(|&u| u < v) {
+            b.push(u);
+            next = old.next();
         }
-        let Some((i, v)) = best else { break };
-        iters[i].next();
         b.push(v);
     }
+    if let Some(u) = next {
+        b.push(u);
+    }
+    old.for_each(|u| b.push(u));
     b.finish()
 }
 

@@ -2,8 +2,9 @@
 //! so a restore copies and checks them instead of re-inserting every key.
 //!
 //! ```text
-//! version    u8 = 1
+//! version    u8 = 2            (1: the same without min_buffer, read as 0)
 //! epsilon    f64 LE            capacity  u64 LE       saturated  u8 (0 | 1)
+//! min_buffer u64 LE            (see `FingerprintSet::with_min_buffer`)
 //! gens       u32 LE, then per generation (oldest first):
 //!   buffered u32 LE, then buffered × u64 LE   (sorted fingerprints)
 //!   runs     u32 LE, then per run (oldest first):
@@ -30,7 +31,7 @@ use super::lsm::Generation;
 use crate::{SeenError, SeenSet};
 
 /// Version byte that starts a [`FingerprintSet`] snapshot.
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
 
 impl FingerprintSet {
     /// Serialises the set (see the module layout above).
@@ -40,6 +41,7 @@ impl FingerprintSet {
         out.extend_from_slice(&self.epsilon.to_le_bytes());
         out.extend_from_slice(&(self.capacity as u64).to_le_bytes());
         out.push(u8::from(self.saturated));
+        out.extend_from_slice(&(self.min_buffer as u64).to_le_bytes());
         out.extend_from_slice(&(self.gens.len() as u32).to_le_bytes());
         for g in &self.gens {
             write_generation(g, &mut out);
@@ -52,9 +54,9 @@ impl FingerprintSet {
     pub fn restore(bytes: &[u8]) -> Result<Self, SeenError> {
         let mut r = Reader(bytes);
         let version = r.u8()?;
-        if version != VERSION {
+        if version != VERSION && version != 1 {
             return Err(bad(&format!(
-                "format version {version}, expected {VERSION}"
+                "format version {version}, expected 1 or {VERSION}"
             )));
         }
         let epsilon = f64::from_le_bytes(r.u64()?.to_le_bytes());
@@ -64,8 +66,12 @@ impl FingerprintSet {
             1 => true,
             _ => return Err(bad("saturated flag")),
         };
+        let min_buffer = if version == 1 { 0 } else { r.u64()? };
+        let min_buffer = usize::try_from(min_buffer).map_err(|_| bad("min_buffer"))?;
         let gens = r.u32()?;
-        let mut set = Self::new(capacity, epsilon).map_err(|e| bad(&e.to_string()))?;
+        let mut set = Self::new(capacity, epsilon)
+            .map_err(|e| bad(&e.to_string()))?
+            .with_min_buffer(min_buffer);
         for i in 0..gens {
             if i > 0 {
                 let next = set
@@ -213,6 +219,25 @@ mod tests {
     }
 
     #[test]
+    fn a_bigger_buffer_round_trips_and_version_1_still_reads() {
+        let mut a = FingerprintSet::new(100_000, DEFAULT_EPSILON)
+            .unwrap()
+            .with_min_buffer(1000);
+        for i in 0..1500u64 {
+            a.insert(format!("org.example/{i}").as_bytes());
+        }
+        let bytes = a.snapshot().unwrap();
+        same_answers(&a, &FingerprintSet::restore(&bytes).unwrap(), 1500);
+        // Version 1 is version 2 without the min_buffer field.
+        let small = filled(1000, 700, DEFAULT_EPSILON).snapshot().unwrap();
+        let mut v1 = vec![1];
+        v1.extend_from_slice(&small[1..18]);
+        v1.extend_from_slice(&small[26..]);
+        let b = FingerprintSet::restore(&v1).unwrap();
+        same_answers(&filled(1000, 700, DEFAULT_EPSILON), &b, 700);
+    }
+
+    #[test]
     fn empty_and_default_sets_round_trip() {
         let a = FingerprintSet::new(1, DEFAULT_EPSILON).unwrap();
         let b = FingerprintSet::restore(&a.snapshot().unwrap()).unwrap();
@@ -229,7 +254,7 @@ mod tests {
             assert!(FingerprintSet::restore(&bytes[..cut]).is_err(), "cut {cut}");
         }
         let mut wrong = bytes.clone();
-        wrong[0] = 2;
+        wrong[0] = 3;
         assert!(matches!(
             FingerprintSet::restore(&wrong),
             Err(SeenError::BadSnapshot { .. })

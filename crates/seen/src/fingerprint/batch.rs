@@ -1,0 +1,136 @@
+//! `insert_batch` for [`FingerprintSet`]: look the whole batch up first,
+//! then insert in order, catching repeats within the batch.
+//!
+//! ```text
+//! keys ─xxh3─▶ hashes ─per generation: fingerprint, contains_many─▶ old[i]
+//!   for i in order: fresh = !old[i] && fp not added earlier in this batch
+//! ```
+//!
+//! "Added earlier" is a small open-addressing table of the active
+//! generation's fingerprints (`2 × batch` u64 slots, ~16 KiB for 1,024 keys,
+//! freed after the batch) when no generation can open during the batch, which
+//! is all but a handful of batches in a set's life. Otherwise (the active
+//! generation may fill mid-batch) a `HashSet` of (generation, fingerprint)
+//! pairs does the same for any number of generations. Either way the answers
+//! equal those of `insert` one key at a time, false positives included.
+
+use std::collections::HashSet;
+use std::hash::BuildHasherDefault;
+
+use xxhash_rust::xxh3::xxh3_64;
+
+use super::FingerprintSet;
+use super::buffer::PassThrough;
+
+impl FingerprintSet {
+    pub(super) fn insert_hashes(&mut self, keys: &[&[u8]], out: &mut Vec<bool>) {
+        let hashes: Vec<u64> = keys.iter().map(|k| xxh3_64(k)).collect();
+        let old = self.known(&hashes);
+        out.clear();
+        let last = self.gens.len() - 1;
+        if self.saturated || self.gens[last].room() >= keys.len() {
+            self.insert_one_generation(&hashes, &old, out);
+        } else {
+            self.insert_any_generation(&hashes, &old, out);
+        }
+    }
+
+    /// `old[i]`: whether `hashes[i]` is in the set as it is now.
+    fn known(&self, hashes: &[u64]) -> Vec<bool> {
+        let mut old = vec![false; hashes.len()];
+        let mut fps = vec![0; hashes.len()];
+        for g in &self.gens {
+            fps.iter_mut()
+                .zip(hashes)
+                .for_each(|(f, &h)| *f = g.fingerprint(h));
+            g.contains_many(&fps, &mut old);
+        }
+        old
+    }
+
+    /// Every insert of the batch lands in the current last generation.
+    fn insert_one_generation(&mut self, hashes: &[u64], old: &[bool], out: &mut Vec<bool>) {
+        let mut added = FpTable::for_batch(hashes.len());
+        let gen_ = self.gens.last_mut().expect("a set always has a generation");
+        for (&hash, &was) in hashes.iter().zip(old) {
+            let fp = gen_.fingerprint(hash);
+            let fresh = !was && added.insert(fp);
+            if fresh {
+                gen_.push_new(fp);
+                self.len += 1;
+            }
+            out.push(fresh);
+        }
+    }
+
+    /// A generation may open mid-batch: track (generation, fingerprint).
+    fn insert_any_generation(&mut self, hashes: &[u64], old: &[bool], out: &mut Vec<bool>) {
+        let mut added: HashSet<(usize, u64), BuildHasherDefault<PassThrough>> = HashSet::default();
+        for (&hash, &was) in hashes.iter().zip(old) {
+            // Generations opened during the batch hold only keys in `added`.
+            let fresh = !was
+                && !(0..self.gens.len()).any(|i| {
+                    let fp = self.gens[i].fingerprint(hash);
+                    added.contains(&(i, fp))
+                });
+            if fresh {
+                let gen_ = self.active();
+                let fp = gen_.fingerprint(hash);
+                gen_.push_new(fp);
+                added.insert((self.gens.len() - 1, fp));
+                self.len += 1;
+            }
+            out.push(fresh);
+        }
+    }
+}
+
+/// Set of fingerprints (< 2^63, stored + 1 so 0 marks an empty slot) with
+/// linear probing, at most half full.
+struct FpTable {
+    slots: Vec<u64>,
+    shift: u32,
+}
+
+impl FpTable {
+    fn for_batch(n: usize) -> Self {
+        let size = (2 * n).next_power_of_two().max(2);
+        Self {
+            slots: vec![0; size],
+            shift: 64 - size.trailing_zeros(),
+        }
+    }
+
+    /// Adds `fp`; `false` when it was already there.
+    fn insert(&mut self, fp: u64) -> bool {
+        let want = fp + 1;
+        let mask = self.slots.len() - 1;
+        let mut i = (want.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize;
+        loop {
+            match self.slots[i] {
+                0 => {
+                    self.slots[i] = want;
+                    return true;
+                }
+                v if v == want => return false,
+                _ => i = (i + 1) & mask,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fp_table_is_a_set() {
+        let mut t = FpTable::for_batch(100);
+        for v in 0..100u64 {
+            assert!(t.insert(v * 7));
+        }
+        assert!((0..100u64).all(|v| !t.insert(v * 7)));
+        assert!(t.insert(1));
+        assert!(t.insert((1 << 63) - 1));
+    }
+}
