@@ -26,6 +26,7 @@
 //! entries and the decode of one block (<= BLOCK keys, stopping at the key).
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -55,13 +56,44 @@ pub(crate) const BLOCK: usize = 32;
 /// Blocks per index group.
 const GROUP: usize = 16;
 
+/// What a run's filter and index say about a key.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Probe {
+    /// Certainly not in the run.
+    Absent,
+    /// The first key of a block: certainly in the run.
+    Present,
+    /// Only block `b` can hold it; decode to tell.
+    Block(usize),
+}
+
+/// The keys of one decoded block, for answering many lookups with one decode.
+#[derive(Debug, Default)]
+pub(crate) struct DecodedBlock {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl DecodedBlock {
+    fn key(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.bytes[start..self.ends[i]]
+    }
+
+    /// Whether the block holds `key` (binary search: keys are sorted).
+    pub(crate) fn contains(&self, key: &[u8]) -> bool {
+        let n = self.ends.len();
+        let i = partition(n, |i| self.key(i) < key);
+        i < n && self.key(i) == key
+    }
+}
+
 /// An immutable sorted run of keys.
 #[derive(Debug)]
 pub(crate) struct Run {
     len: usize,
-    /// Bytes coded in each stream (`[num, text]`), for merge estimates.
-    symbols: [u64; 2],
-    codes: Codes,
+    /// Shared with the other runs coded in the same generation (the set owns them).
+    codes: Arc<Codes>,
     filter: BlockFilter,
     index: Vec<u8>,
     group_offs: Vec<u32>,
@@ -109,21 +141,15 @@ pub(crate) fn suffixes<'a>(keys: &'a [&'a [u8]]) -> impl Iterator<Item = &'a [u8
 }
 
 impl Codes {
-    /// Codes for histograms `h` of a run of `keys` keys; decode tables grow
-    /// with the run (tables cost 0.5–2 KiB each, more than small runs save).
-    pub(crate) fn from_histograms(h: &Histograms, keys: usize) -> Self {
-        let fast = match keys {
-            0..1024 => 0,
-            1024..16_384 => 8,
-            _ => 10,
-        };
+    /// Codes for histograms `h`, with primary decode tables of `fast` bits.
+    pub(crate) fn from_histograms(h: &Histograms, fast: u32) -> Self {
         Self {
             num: Code::from_freqs(&h[0], fast),
             text: Code::from_freqs(&h[1], fast),
         }
     }
 
-    fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.num.heap_bytes() + self.text.heap_bytes()
     }
 }
@@ -141,11 +167,10 @@ pub(crate) struct RunBuilder<'d> {
 }
 
 impl<'d> RunBuilder<'d> {
-    pub(crate) fn new(len: usize, codes: Codes, dict: &'d Dict) -> Self {
+    pub(crate) fn new(len: usize, codes: Arc<Codes>, dict: &'d Dict) -> Self {
         let enc = [codes.num.encoder(), codes.text.encoder()];
         let run = Run {
             len,
-            symbols: [0; 2],
             codes,
             filter: BlockFilter::with_keys(len),
             index: Vec::new(),
@@ -192,13 +217,7 @@ impl<'d> RunBuilder<'d> {
             self.enc[0].put(&mut self.bits, out, u16::from(b));
         }
         let (enc, bits) = (&self.enc[1], &mut self.bits);
-        let mut text_symbols = 0;
-        tokenize(&key[shared..], &self.tokens, |t| {
-            enc.put(bits, out, t);
-            text_symbols += 1;
-        });
-        self.run.symbols[0] += self.num.len() as u64;
-        self.run.symbols[1] += text_symbols;
+        tokenize(&key[shared..], &self.tokens, |t| enc.put(bits, out, t));
     }
 
     fn start_block(&mut self, key: &[u8]) {
@@ -243,9 +262,10 @@ trait ByteSource {
             shift += 7;
         }
     }
-    /// Replaces `cur` (the previous key) by the next key.
+    /// Replaces `cur` (the previous key) by the next key; returns the
+    /// bytes it shares with the previous key.
     #[inline]
-    fn next_key(&mut self, cur: &mut Vec<u8>) {
+    fn next_key(&mut self, cur: &mut Vec<u8>) -> usize {
         let shared = self.varint();
         let suffix = self.varint();
         cur.truncate(shared);
@@ -253,6 +273,7 @@ trait ByteSource {
         for _ in 0..suffix {
             cur.push(self.byte());
         }
+        shared
     }
 }
 
@@ -279,7 +300,7 @@ impl ByteSource for Coded<'_> {
     }
     /// Text symbols are bytes or dictionary words, until the length is reached.
     #[inline]
-    fn next_key(&mut self, cur: &mut Vec<u8>) {
+    fn next_key(&mut self, cur: &mut Vec<u8>) -> usize {
         let shared = self.varint();
         let end = shared + self.varint();
         cur.truncate(shared);
@@ -290,22 +311,17 @@ impl ByteSource for Coded<'_> {
                 t => match self.2.len() > usize::from(t - 256) {
                     true => cur.extend_from_slice(self.2.word(usize::from(t - 256))),
                     // Only a corrupt stream names a missing word; stop there.
-                    false => return,
+                    false => return shared,
                 },
             }
         }
+        shared
     }
 }
 
 impl Run {
     pub(crate) fn len(&self) -> usize {
         self.len
-    }
-
-    /// Adds this run's expected stream histograms to `h` (for a merge).
-    pub(crate) fn add_estimate(&self, h: &mut Histograms) {
-        self.codes.num.add_estimate(self.symbols[0], &mut h[0]);
-        self.codes.text.add_estimate(self.symbols[1], &mut h[1]);
     }
 
     fn blocks_count(&self) -> usize {
@@ -328,52 +344,117 @@ impl Run {
         BLOCK.min(self.len - b * BLOCK)
     }
 
-    /// The block that would hold `key` and its first key, if `key` is not
-    /// below the run's first key.
-    fn find_block(&self, key: &[u8]) -> Option<(usize, Vec<u8>)> {
-        let groups = self.group_offs.len();
-        let g = partition(groups, |g| self.group_head(g) <= key).checked_sub(1)?;
-        let mut src = Plain(&self.index, self.group_offs[g] as usize);
-        let mut cur = Vec::new();
-        src.next_key(&mut cur);
-        let (mut best, mut best_key) = (g * GROUP, cur.clone());
+    /// The block that would hold `key` (`None` when `key` is below the
+    /// run's first key); its first key is left in `first`.
+    ///
+    /// The scan over the group's index entries keeps `m = lcp(first, key)`
+    /// (`first <= key` throughout), so an entry sharing more than `m` bytes
+    /// with `first` is below `key` and one sharing fewer is above it: most
+    /// entries are decided without comparing their text.
+    fn find_block(&self, key: &[u8], first: &mut Vec<u8>) -> Option<usize> {
+        let g = partition(self.group_offs.len(), |g| self.group_head(g) <= key).checked_sub(1)?;
+        let mut pos = self.group_offs[g] as usize;
+        first.clear();
+        Plain(&self.index, pos).next_key(first);
+        pos = self.group_offs[g] as usize;
+        let _ = read_varint(&self.index, &mut pos);
+        pos += read_varint(&self.index, &mut pos);
+        let mut m = lcp(first, key);
+        let mut best = g * GROUP;
         for b in g * GROUP + 1..((g + 1) * GROUP).min(self.blocks_count()) {
-            src.next_key(&mut cur);
-            if cur.as_slice() > key {
+            let shared = read_varint(&self.index, &mut pos);
+            let len = read_varint(&self.index, &mut pos);
+            let suffix = &self.index[pos..pos + len];
+            pos += len;
+            if shared < m {
                 break;
             }
+            if shared == m {
+                if suffix > &key[m..] {
+                    break;
+                }
+                m += lcp(suffix, &key[m..]);
+            }
+            first.truncate(shared);
+            first.extend_from_slice(suffix);
             best = b;
-            best_key.clone_from(&cur);
         }
-        Some((best, best_key))
+        Some(best)
+    }
+
+    /// First key of block `b`, decoded from its index group.
+    fn block_first(&self, b: usize, first: &mut Vec<u8>) {
+        let mut src = Plain(&self.index, self.group_offs[b / GROUP] as usize);
+        first.clear();
+        for _ in 0..=b % GROUP {
+            src.next_key(first);
+        }
+    }
+
+    /// Where `key` (with xxh3 `hash`) could be, without decoding a block.
+    pub(crate) fn locate(&self, key: &[u8], hash: u64, first: &mut Vec<u8>) -> Probe {
+        if !self.filter.may_contain(hash) {
+            return Probe::Absent;
+        }
+        match self.find_block(key, first) {
+            None => Probe::Absent,
+            Some(_) if first.as_slice() == key => Probe::Present,
+            Some(b) => Probe::Block(b),
+        }
     }
 
     /// Whether `key` (with xxh3 `hash`) is in the run.
     pub(crate) fn contains(&self, key: &[u8], hash: u64, dict: &Dict) -> bool {
-        if !self.filter.may_contain(hash) {
-            return false;
-        }
-        let Some((b, mut cur)) = self.find_block(key) else {
-            return false;
+        let mut cur = Vec::new();
+        let b = match self.locate(key, hash, &mut cur) {
+            Probe::Absent => return false,
+            Probe::Present => return true,
+            Probe::Block(b) => b,
         };
+        // As in `find_block`: `m = lcp(cur, key)` with `cur < key`.
+        let mut m = lcp(&cur, key);
         let mut src = self.block_reader(b, dict);
-        for i in 0..self.keys_in_block(b) {
-            if i > 0 {
-                src.next_key(&mut cur);
+        for _ in 1..self.keys_in_block(b) {
+            let shared = src.next_key(&mut cur);
+            if shared < m {
+                return false;
             }
-            match cur.as_slice().cmp(key) {
-                Ordering::Equal => return true,
-                Ordering::Greater => return false,
-                Ordering::Less => {}
+            if shared == m {
+                match cur[m..].cmp(&key[m..]) {
+                    Ordering::Equal => return true,
+                    Ordering::Greater => return false,
+                    Ordering::Less => m += lcp(&cur[m..], &key[m..]),
+                }
             }
         }
         false
     }
 
-    /// Heap bytes by part: code, filter, index, offsets, blocks.
+    /// Decodes block `b` (all its keys, in order) into `out`.
+    pub(crate) fn decode_block(&self, b: usize, dict: &Dict, out: &mut DecodedBlock) {
+        out.bytes.clear();
+        out.ends.clear();
+        let mut cur = Vec::new();
+        self.block_first(b, &mut cur);
+        let mut src = self.block_reader(b, dict);
+        for i in 0..self.keys_in_block(b) {
+            if i > 0 {
+                src.next_key(&mut cur);
+            }
+            out.bytes.extend_from_slice(&cur);
+            out.ends.push(out.bytes.len());
+        }
+    }
+
+    /// The run's codes (shared: the set counts each generation once).
+    pub(crate) fn codes(&self) -> &Arc<Codes> {
+        &self.codes
+    }
+
+    /// Heap bytes by part: codes (0: counted by the set), filter, index, offsets, blocks.
     pub(crate) fn parts(&self) -> [usize; 5] {
         [
-            self.codes.heap_bytes(),
+            0,
             self.filter.heap_bytes(),
             self.index.capacity(),
             (self.group_offs.capacity() + self.block_offs.capacity()) * 4,
@@ -382,8 +463,7 @@ impl Run {
     }
 
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.codes.heap_bytes()
-            + self.filter.heap_bytes()
+        self.filter.heap_bytes()
             + self.index.capacity()
             + (self.group_offs.capacity() + self.block_offs.capacity()) * 4
             + self.blocks.capacity()
