@@ -136,6 +136,14 @@ impl Dict {
         &self.words[self.offs[id] as usize..self.offs[id + 1] as usize]
     }
 
+    /// Length of word `id`; 0 for an id past the end (corrupt input).
+    pub(crate) fn word_len(&self, id: usize) -> usize {
+        match (self.offs.get(id), self.offs.get(id + 1)) {
+            (Some(&a), Some(&b)) => (b - a) as usize,
+            _ => 0,
+        }
+    }
+
     /// The encoder's view: word -> token symbol.
     pub(crate) fn tokens(&self) -> Tokens<'_> {
         let mut slots = vec![0u16; 1 << SLOT_BITS];

@@ -212,12 +212,20 @@ impl CompactSet {
         wanted.sort_unstable();
         let mut block = DecodedBlock::default();
         let mut decoded = None;
-        for &(r, b, i) in &wanted {
-            if decoded != Some((r, b)) {
-                self.runs[r as usize].decode_block(b as usize, dict, &mut block);
-                decoded = Some((r, b));
+        for (j, &(r, b, i)) in wanted.iter().enumerate() {
+            let (run, key) = (&self.runs[r as usize], keys[i as usize]);
+            let shared = |k: usize| wanted.get(k).is_some_and(|w| (w.0, w.1) == (r, b));
+            if decoded == Some((r, b)) || shared(j + 1) {
+                // Several keys in this block: decode it whole, once.
+                if decoded != Some((r, b)) {
+                    run.decode_block(b as usize, dict, &mut block);
+                    decoded = Some((r, b));
+                }
+                found[i as usize] |= block.contains(key);
+            } else {
+                // One key: decode only up to where it would be.
+                found[i as usize] |= run.block_has(b as usize, key, dict);
             }
-            found[i as usize] |= block.contains(keys[i as usize]);
         }
         found
     }

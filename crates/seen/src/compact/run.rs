@@ -6,7 +6,10 @@
 //! ├─ index      : first key of every block, front-coded against the previous
 //! │               block's first key: [varint lcp][varint len][suffix];
 //! │               every GROUP-th entry is a group head with lcp = 0 (full key)
-//! ├─ group_offs : u32 offset in `index` of each group head (binary searched)
+//! ├─ group_offs : u32 offset in `index` of each group head
+//! ├─ head_words : per group head, its 8 bytes after the run's common prefix
+//! │               (big-endian u64): searched first, in one small array, so
+//! │               a lookup touches the index only where those words tie
 //! ├─ block_offs : u32 offset in `blocks` of each block, plus the end
 //! ├─ blocks     : per block, keys 2..=BLOCK as [varint lcp][varint len][suffix]
 //! │               against the previous key; varint bytes Huffman-coded with
@@ -97,6 +100,9 @@ pub(crate) struct Run {
     filter: BlockFilter,
     index: Vec<u8>,
     group_offs: Vec<u32>,
+    /// Bytes every key of the run starts with (lcp of its first and last key).
+    common: usize,
+    head_words: Vec<u64>,
     block_offs: Vec<u32>,
     blocks: Vec<u8>,
 }
@@ -175,6 +181,8 @@ impl<'d> RunBuilder<'d> {
             filter: BlockFilter::with_keys(len),
             index: Vec::new(),
             group_offs: Vec::with_capacity(len.div_ceil(BLOCK * GROUP)),
+            common: 0,
+            head_words: Vec::new(),
             block_offs: Vec::with_capacity(len.div_ceil(BLOCK) + 1),
             blocks: Vec::new(),
         };
@@ -239,8 +247,25 @@ impl<'d> RunBuilder<'d> {
         self.run.block_offs.push(self.run.blocks.len() as u32);
         self.run.blocks.shrink_to_fit();
         self.run.index.shrink_to_fit();
+        let groups = self.run.group_offs.len();
+        if groups > 0 {
+            self.run.common = lcp(self.run.group_head(0), &self.prev);
+        }
+        self.run.head_words = (0..groups)
+            .map(|g| word_after(self.run.group_head(g), self.run.common))
+            .collect();
         self.run
     }
+}
+
+/// The 8 bytes of `key` after its first `skip`, big-endian, zero padded:
+/// among keys sharing those `skip` bytes, a smaller word means a smaller key.
+fn word_after(key: &[u8], skip: usize) -> u64 {
+    let rest = key.get(skip..).unwrap_or(&[]);
+    let mut buf = [0u8; 8];
+    let n = rest.len().min(8);
+    buf[..n].copy_from_slice(&rest[..n]);
+    u64::from_be_bytes(buf)
 }
 
 /// Reads front-coded entries from the index or a Huffman-coded block.
@@ -304,18 +329,43 @@ impl ByteSource for Coded<'_> {
         let shared = self.varint();
         let end = shared + self.varint();
         cur.truncate(shared);
-        cur.reserve(end - shared);
+        self.text(cur, end);
+        shared
+    }
+}
+
+impl Coded<'_> {
+    /// Appends text symbols to `cur` until it is `end` bytes long.
+    #[inline]
+    fn text(&mut self, cur: &mut Vec<u8>, end: usize) {
+        cur.reserve(end.saturating_sub(cur.len()));
         while cur.len() < end {
             match self.0.text.get(&mut self.1) {
                 s @ 0..=255 => cur.push(s as u8),
                 t => match self.2.len() > usize::from(t - 256) {
                     true => cur.extend_from_slice(self.2.word(usize::from(t - 256))),
                     // Only a corrupt stream names a missing word; stop there.
-                    false => return shared,
+                    false => return,
                 },
             }
         }
-        shared
+    }
+
+    /// Decodes and drops `bytes` bytes of text.
+    #[inline]
+    fn skip_text(&mut self, bytes: usize) {
+        let mut left = bytes;
+        while left > 0 {
+            let n = match self.0.text.get(&mut self.1) {
+                0..=255 => 1,
+                t => self.2.word_len(usize::from(t - 256)),
+            };
+            // A corrupt stream may overshoot or name a missing word (length 0).
+            if n == 0 || n > left {
+                return;
+            }
+            left -= n;
+        }
     }
 }
 
@@ -352,7 +402,7 @@ impl Run {
     /// with `first` is below `key` and one sharing fewer is above it: most
     /// entries are decided without comparing their text.
     fn find_block(&self, key: &[u8], first: &mut Vec<u8>) -> Option<usize> {
-        let g = partition(self.group_offs.len(), |g| self.group_head(g) <= key).checked_sub(1)?;
+        let g = self.heads_at_most(key).checked_sub(1)?;
         let mut pos = self.group_offs[g] as usize;
         first.clear();
         Plain(&self.index, pos).next_key(first);
@@ -382,6 +432,26 @@ impl Run {
         Some(best)
     }
 
+    /// How many group heads are `<= key`: the head words narrow it to the
+    /// groups whose word ties with `key`'s, and only those compare in full.
+    fn heads_at_most(&self, key: &[u8]) -> usize {
+        let groups = self.head_words.len();
+        if groups == 0 {
+            return 0;
+        }
+        let prefix = &self.group_head(0)[..self.common];
+        match key[..self.common.min(key.len())].cmp(prefix) {
+            Ordering::Less => return 0,
+            Ordering::Greater => return groups,
+            Ordering::Equal if key.len() < self.common => return 0,
+            Ordering::Equal => {}
+        }
+        let w = word_after(key, self.common);
+        let lo = self.head_words.partition_point(|&h| h < w);
+        let hi = lo + self.head_words[lo..].partition_point(|&h| h <= w);
+        lo + partition(hi - lo, |i| self.group_head(lo + i) <= key)
+    }
+
     /// First key of block `b`, decoded from its index group.
     fn block_first(&self, b: usize, first: &mut Vec<u8>) {
         let mut src = Plain(&self.index, self.group_offs[b / GROUP] as usize);
@@ -406,28 +476,54 @@ impl Run {
     /// Whether `key` (with xxh3 `hash`) is in the run.
     pub(crate) fn contains(&self, key: &[u8], hash: u64, dict: &Dict) -> bool {
         let mut cur = Vec::new();
-        let b = match self.locate(key, hash, &mut cur) {
-            Probe::Absent => return false,
-            Probe::Present => return true,
-            Probe::Block(b) => b,
-        };
-        // As in `find_block`: `m = lcp(cur, key)` with `cur < key`.
+        match self.locate(key, hash, &mut cur) {
+            Probe::Absent => false,
+            Probe::Present => true,
+            Probe::Block(b) => self.block_contains(b, cur, key, dict),
+        }
+    }
+
+    /// Whether block `b`, whose first key is `cur` (below `key`), holds `key`.
+    ///
+    /// As in `find_block`, `m = lcp(cur, key)`: a key sharing more than `m`
+    /// bytes with its predecessor is below `key`, so its text is skipped
+    /// (its symbols are decoded but not stored: later keys only ever reuse
+    /// the first `m` bytes, which equal `key`'s); one sharing fewer is above.
+    pub(crate) fn block_contains(
+        &self,
+        b: usize,
+        mut cur: Vec<u8>,
+        key: &[u8],
+        dict: &Dict,
+    ) -> bool {
         let mut m = lcp(&cur, key);
         let mut src = self.block_reader(b, dict);
         for _ in 1..self.keys_in_block(b) {
-            let shared = src.next_key(&mut cur);
+            let shared = src.varint();
+            let suffix = src.varint();
+            if shared > m {
+                src.skip_text(suffix);
+                continue;
+            }
             if shared < m {
                 return false;
             }
-            if shared == m {
-                match cur[m..].cmp(&key[m..]) {
-                    Ordering::Equal => return true,
-                    Ordering::Greater => return false,
-                    Ordering::Less => m += lcp(&cur[m..], &key[m..]),
-                }
+            cur.truncate(shared);
+            src.text(&mut cur, shared + suffix);
+            match cur[m..].cmp(&key[m..]) {
+                Ordering::Equal => return true,
+                Ordering::Greater => return false,
+                Ordering::Less => m += lcp(&cur[m..], &key[m..]),
             }
         }
         false
+    }
+
+    /// First key of block `b`, then whether the block holds `key`.
+    pub(crate) fn block_has(&self, b: usize, key: &[u8], dict: &Dict) -> bool {
+        let mut first = Vec::new();
+        self.block_first(b, &mut first);
+        first.as_slice() == key || self.block_contains(b, first, key, dict)
     }
 
     /// Decodes block `b` (all its keys, in order) into `out`.
@@ -457,7 +553,8 @@ impl Run {
             0,
             self.filter.heap_bytes(),
             self.index.capacity(),
-            (self.group_offs.capacity() + self.block_offs.capacity()) * 4,
+            (self.group_offs.capacity() + self.block_offs.capacity()) * 4
+                + self.head_words.capacity() * 8,
             self.blocks.capacity(),
         ]
     }
@@ -466,6 +563,7 @@ impl Run {
         self.filter.heap_bytes()
             + self.index.capacity()
             + (self.group_offs.capacity() + self.block_offs.capacity()) * 4
+            + self.head_words.capacity() * 8
             + self.blocks.capacity()
     }
 
