@@ -47,6 +47,7 @@ mod dict;
 mod filter;
 mod huffman;
 mod run;
+mod snapshot;
 
 use std::sync::Arc;
 
@@ -395,6 +396,10 @@ impl SeenSet for CompactSet {
 
     fn name(&self) -> &'static str {
         "compact"
+    }
+
+    fn snapshot(&self) -> Option<Vec<u8>> {
+        Some(self.to_snapshot())
     }
 }
 
