@@ -88,6 +88,7 @@ pub fn restore(name: &str, bytes: &[u8]) -> Result<Box<dyn SeenSet>, SeenError> 
     match name {
         "hash" => Ok(Box::new(HashSeen::restore(bytes)?)),
         "fingerprint" => Ok(Box::new(FingerprintSet::restore(bytes)?)),
+        "compact" => Ok(Box::new(CompactSet::restore(bytes)?)),
         _ => Err(SeenError::BadSnapshot {
             backend: name.to_string(),
             reason: "this backend has no snapshot form".into(),

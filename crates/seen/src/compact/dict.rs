@@ -16,14 +16,30 @@
 
 use std::collections::HashMap;
 
-use xxhash_rust::xxh3::Xxh3DefaultBuilder;
-
-/// Word -> token symbol, hashed with xxh3 (SipHash was a tenth of insert
-/// time), behind a filter of the (first byte, length) pairs that occur, so
+/// Word -> token symbol: an open-addressed table of `SLOTS` word ids
+/// (4 × `MAX_WORDS`, so probes are short) under a multiply-shift hash of the
+/// word's first and last eight bytes (a HashMap with xxh3 was a sixth of a
+/// merge), behind a filter of the (first byte, length) pairs that occur, so
 /// most letter runs that are no word skip the hash.
 pub(crate) struct Tokens<'a> {
-    map: HashMap<&'a [u8], u16, Xxh3DefaultBuilder>,
+    dict: &'a Dict,
+    /// Word id + 1 per slot; 0 is empty.
+    slots: Vec<u16>,
     lens: [u64; 256],
+}
+
+const SLOT_BITS: u32 = 10;
+
+fn slot_of(word: &[u8]) -> usize {
+    let load = |bytes: &[u8]| {
+        let mut buf = [0u8; 8];
+        buf[..bytes.len()].copy_from_slice(bytes);
+        u64::from_le_bytes(buf)
+    };
+    let n = word.len();
+    let (head, tail) = (load(&word[..n.min(8)]), load(&word[n.saturating_sub(8)..]));
+    let h = (head ^ tail.rotate_left(29) ^ n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (h >> (64 - SLOT_BITS)) as usize
 }
 
 impl Tokens<'_> {
@@ -32,7 +48,15 @@ impl Tokens<'_> {
         if self.lens[first as usize] >> word.len().min(63) & 1 == 0 {
             return None;
         }
-        self.map.get(word).copied()
+        let mask = self.slots.len() - 1;
+        let mut slot = slot_of(word);
+        loop {
+            let id = usize::from(self.slots[slot]).checked_sub(1)?;
+            if self.dict.word(id) == word {
+                return Some(256 + id as u16);
+            }
+            slot = (slot + 1) & mask;
+        }
     }
 }
 
@@ -112,17 +136,32 @@ impl Dict {
         &self.words[self.offs[id] as usize..self.offs[id + 1] as usize]
     }
 
+    /// Length of word `id`; 0 for an id past the end (corrupt input).
+    pub(crate) fn word_len(&self, id: usize) -> usize {
+        match (self.offs.get(id), self.offs.get(id + 1)) {
+            (Some(&a), Some(&b)) => (b - a) as usize,
+            _ => 0,
+        }
+    }
+
     /// The encoder's view: word -> token symbol.
     pub(crate) fn tokens(&self) -> Tokens<'_> {
-        let map = (0..self.len())
-            .map(|i| (self.word(i), 256 + i as u16))
-            .collect();
+        let mut slots = vec![0u16; 1 << SLOT_BITS];
         let mut lens = [0u64; 256];
         for i in 0..self.len() {
             let w = self.word(i);
             lens[w[0] as usize] |= 1 << w.len().min(63);
+            let mut slot = slot_of(w);
+            while slots[slot] != 0 {
+                slot = (slot + 1) & (slots.len() - 1);
+            }
+            slots[slot] = i as u16 + 1;
         }
-        Tokens { map, lens }
+        Tokens {
+            dict: self,
+            slots,
+            lens,
+        }
     }
 
     pub(crate) fn heap_bytes(&self) -> usize {

@@ -156,13 +156,6 @@ impl Code {
         Encoder { codes: rev, lens }
     }
 
-    /// Adds the expected histogram of `symbols` symbols under this code (2^-len each).
-    pub(crate) fn add_estimate(&self, symbols: u64, freqs: &mut [u64]) {
-        for (f, &l) in freqs.iter_mut().zip(&self.lens()) {
-            *f += symbols >> l;
-        }
-    }
-
     /// Heap bytes owned.
     pub(crate) fn heap_bytes(&self) -> usize {
         (self.primary.capacity() + self.sorted.capacity()) * 2

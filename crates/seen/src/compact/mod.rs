@@ -47,13 +47,16 @@ mod dict;
 mod filter;
 mod huffman;
 mod run;
+mod snapshot;
+
+use std::sync::Arc;
 
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::{Guarantee, SeenSet};
 use buffer::KeyBuffer;
 use dict::Dict;
-use run::{Codes, Run, RunBuilder, RunCursor, empty_histograms};
+use run::{Codes, DecodedBlock, Probe, Run, RunBuilder, RunCursor};
 
 /// Fewest keys a full buffer holds before it is frozen.
 const MIN_BUFFER: usize = 256;
@@ -67,6 +70,10 @@ const TIER: usize = 4;
 const MAX_RUN_KEYS: usize = 1 << 27;
 /// Keys the word dictionary learns from (it is trained once, then fixed).
 const TRAIN_KEYS: usize = 4096;
+/// Primary decode table bits of the first codes (learned from one buffer)
+/// and of the codes learned with the dictionary (2 × 2^bits bytes each).
+const FIRST_TABLE_BITS: u32 = 9;
+const TRAINED_TABLE_BITS: u32 = 10;
 
 /// Exact set of byte keys, stored compressed; see the module docs.
 ///
@@ -91,6 +98,10 @@ pub struct CompactSet {
     runs: Vec<Run>,
     /// Trained once, at the first freeze of at least `TRAIN_KEYS` keys.
     dict: Option<Dict>,
+    /// The Huffman codes new runs and merges use: learned from the first
+    /// frozen buffer, relearned once with the dictionary, then fixed. Older
+    /// runs keep the generation they were coded with.
+    codes: Option<Arc<Codes>>,
     len: usize,
 }
 
@@ -120,11 +131,20 @@ impl CompactSet {
             // Once: learn words from every key so far (a few thousand).
             let all: Vec<Vec<u8>> = self.iter().collect();
             let refs: Vec<&[u8]> = all.iter().map(Vec::as_slice).collect();
-            self.dict = Some(Dict::train(run::suffixes(&refs)));
+            let dict = Dict::train(run::suffixes(&refs));
+            let h = run::histogram(refs.iter().copied(), &dict);
+            self.codes = Some(Arc::new(Codes::from_histograms(&h, TRAINED_TABLE_BITS)));
+            self.dict = Some(dict);
         }
         let keys = self.buffer.sorted();
         let dict = self.dict.as_ref().unwrap_or(&EMPTY);
-        let codes = Codes::from_histograms(&run::histogram(keys.iter().copied(), dict), keys.len());
+        let codes = self
+            .codes
+            .get_or_insert_with(|| {
+                let h = run::histogram(keys.iter().copied(), dict);
+                Arc::new(Codes::from_histograms(&h, FIRST_TABLE_BITS))
+            })
+            .clone();
         let mut b = RunBuilder::new(keys.len(), codes, dict);
         keys.iter().for_each(|k| b.push(k));
         let run = b.finish();
@@ -132,8 +152,9 @@ impl CompactSet {
         self.runs.push(run);
         while let Some(from) = self.merge_start() {
             let tail = self.runs.split_off(from);
+            let codes = self.codes.clone().expect("codes exist once a run does");
             self.runs
-                .push(merge(&tail, self.dict.as_ref().unwrap_or(&EMPTY)));
+                .push(merge(&tail, codes, self.dict.as_ref().unwrap_or(&EMPTY)));
         }
     }
 
@@ -163,6 +184,66 @@ impl CompactSet {
         self.buffer.contains(key, hash) || self.runs.iter().any(|r| r.contains(key, hash, dict))
     }
 
+    /// Which of `keys` (with xxh3 `hashes`) the set holds, run-major: each
+    /// run's filter is probed for the whole batch in turn (independent cache
+    /// misses overlap), and each block any key points into is decoded once
+    /// for all of them (dup-heavy link streams hit the same blocks).
+    fn contains_many(&self, keys: &[&[u8]], hashes: &[u64]) -> Vec<bool> {
+        let dict = self.dict.as_ref().unwrap_or(&EMPTY);
+        let mut found: Vec<bool> = keys
+            .iter()
+            .zip(hashes)
+            .map(|(k, &h)| self.buffer.contains(k, h))
+            .collect();
+        // (run, block, key) for every key a run's filter and index send to a block.
+        let mut wanted: Vec<(u32, u32, u32)> = Vec::new();
+        let mut first = Vec::new();
+        for (r, run) in self.runs.iter().enumerate() {
+            for (i, key) in keys.iter().enumerate() {
+                if found[i] {
+                    continue;
+                }
+                match run.locate(key, hashes[i], &mut first) {
+                    Probe::Absent => {}
+                    Probe::Present => found[i] = true,
+                    Probe::Block(b) => wanted.push((r as u32, b as u32, i as u32)),
+                }
+            }
+        }
+        wanted.sort_unstable();
+        let mut block = DecodedBlock::default();
+        let mut decoded = None;
+        for (j, &(r, b, i)) in wanted.iter().enumerate() {
+            let (run, key) = (&self.runs[r as usize], keys[i as usize]);
+            let shared = |k: usize| wanted.get(k).is_some_and(|w| (w.0, w.1) == (r, b));
+            if decoded == Some((r, b)) || shared(j + 1) {
+                // Several keys in this block: decode it whole, once.
+                if decoded != Some((r, b)) {
+                    run.decode_block(b as usize, dict, &mut block);
+                    decoded = Some((r, b));
+                }
+                found[i as usize] |= block.contains(key);
+            } else {
+                // One key: decode only up to where it would be.
+                found[i as usize] |= run.block_has(b as usize, key, dict);
+            }
+        }
+        found
+    }
+
+    /// Adds `key`, known absent; freezes the buffer when full. Returns
+    /// whether the buffer was frozen.
+    fn add_new(&mut self, key: &[u8], hash: u64) -> bool {
+        self.buffer.insert_new(key, hash);
+        self.len += 1;
+        let full =
+            self.buffer.len() >= self.buffer_cap() || self.buffer.arena_len() >= MAX_BUFFER_BYTES;
+        if full {
+            self.flush();
+        }
+        full
+    }
+
     /// Every key, in increasing byte order.
     pub fn iter(&self) -> Iter<'_> {
         let dict = self.dict.as_ref().unwrap_or(&EMPTY);
@@ -176,11 +257,24 @@ impl CompactSet {
         }
     }
 
+    /// Heap bytes of the code generations in use, each counted once.
+    fn codes_bytes(&self) -> usize {
+        let mut seen: Vec<*const Codes> = Vec::new();
+        let all = self.runs.iter().map(Run::codes).chain(self.codes.as_ref());
+        all.filter(|c| {
+            let new = !seen.contains(&Arc::as_ptr(c));
+            seen.push(Arc::as_ptr(c));
+            new
+        })
+        .map(|c| c.heap_bytes() + std::mem::size_of::<Codes>())
+        .sum()
+    }
+
     /// Heap bytes by part, for tuning: buffer, Huffman codes, filters,
     /// index, offsets, blocks.
     #[doc(hidden)]
     pub fn space_parts(&self) -> [usize; 6] {
-        let mut parts = [self.buffer.heap_bytes(), 0, 0, 0, 0, 0];
+        let mut parts = [self.buffer.heap_bytes(), self.codes_bytes(), 0, 0, 0, 0];
         for r in &self.runs {
             for (p, b) in parts[1..].iter_mut().zip(r.parts()) {
                 *p += b;
@@ -195,12 +289,10 @@ impl CompactSet {
     }
 }
 
-/// The disjoint union of `runs` as one run, coded with their pooled histogram.
-fn merge(runs: &[Run], dict: &Dict) -> Run {
-    let mut h = empty_histograms();
-    runs.iter().for_each(|r| r.add_estimate(&mut h));
+/// The disjoint union of `runs` as one run, coded with `codes`.
+fn merge(runs: &[Run], codes: Arc<Codes>, dict: &Dict) -> Run {
     let total = runs.iter().map(Run::len).sum();
-    let mut b = RunBuilder::new(total, Codes::from_histograms(&h, total), dict);
+    let mut b = RunBuilder::new(total, codes, dict);
     let mut cursors: Vec<RunCursor<'_>> = runs.iter().map(|r| r.cursor(dict)).collect();
     let mut live: Vec<bool> = cursors.iter_mut().map(RunCursor::advance).collect();
     while let Some(i) = smallest(&cursors, &live, None) {
@@ -255,12 +347,30 @@ impl SeenSet for CompactSet {
         if self.contains_hashed(key, hash) {
             return false;
         }
-        self.buffer.insert_new(key, hash);
-        self.len += 1;
-        if self.buffer.len() >= self.buffer_cap() || self.buffer.arena_len() >= MAX_BUFFER_BYTES {
-            self.flush();
-        }
+        self.add_new(key, hash);
         true
+    }
+
+    /// Looks the whole batch up first ([`CompactSet::contains_many`]), then
+    /// adds the new keys in order. A key new to the set may repeat within
+    /// the batch: the buffer catches that, and after a freeze inside the
+    /// batch a full lookup does.
+    fn insert_batch(&mut self, keys: &[&[u8]], out: &mut Vec<bool>) {
+        let hashes: Vec<u64> = keys.iter().map(|k| xxh3_64(k)).collect();
+        let present = self.contains_many(keys, &hashes);
+        let mut frozen = false;
+        out.clear();
+        for (i, key) in keys.iter().enumerate() {
+            let new = !present[i]
+                && !match frozen {
+                    false => self.buffer.contains(key, hashes[i]),
+                    true => self.contains_hashed(key, hashes[i]),
+                };
+            if new {
+                frozen |= self.add_new(key, hashes[i]);
+            }
+            out.push(new);
+        }
     }
 
     fn contains(&self, key: &[u8]) -> bool {
@@ -274,7 +384,10 @@ impl SeenSet for CompactSet {
     fn heap_bytes(&self) -> usize {
         let runs: usize = self.runs.iter().map(Run::heap_bytes).sum();
         let dict = self.dict.as_ref().map_or(0, Dict::heap_bytes);
-        dict + self.buffer.heap_bytes() + runs + self.runs.capacity() * std::mem::size_of::<Run>()
+        dict + self.codes_bytes()
+            + self.buffer.heap_bytes()
+            + runs
+            + self.runs.capacity() * std::mem::size_of::<Run>()
     }
 
     fn guarantee(&self) -> Guarantee {
@@ -283,6 +396,10 @@ impl SeenSet for CompactSet {
 
     fn name(&self) -> &'static str {
         "compact"
+    }
+
+    fn snapshot(&self) -> Option<Vec<u8>> {
+        Some(self.to_snapshot())
     }
 }
 

@@ -6,7 +6,10 @@
 //! ├─ index      : first key of every block, front-coded against the previous
 //! │               block's first key: [varint lcp][varint len][suffix];
 //! │               every GROUP-th entry is a group head with lcp = 0 (full key)
-//! ├─ group_offs : u32 offset in `index` of each group head (binary searched)
+//! ├─ group_offs : u32 offset in `index` of each group head
+//! ├─ head_words : per group head, its 8 bytes after the run's common prefix
+//! │               (big-endian u64): searched first, in one small array, so
+//! │               a lookup touches the index only where those words tie
 //! ├─ block_offs : u32 offset in `blocks` of each block, plus the end
 //! ├─ blocks     : per block, keys 2..=BLOCK as [varint lcp][varint len][suffix]
 //! │               against the previous key; varint bytes Huffman-coded with
@@ -26,6 +29,7 @@
 //! entries and the decode of one block (<= BLOCK keys, stopping at the key).
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -55,16 +59,50 @@ pub(crate) const BLOCK: usize = 32;
 /// Blocks per index group.
 const GROUP: usize = 16;
 
+/// What a run's filter and index say about a key.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Probe {
+    /// Certainly not in the run.
+    Absent,
+    /// The first key of a block: certainly in the run.
+    Present,
+    /// Only block `b` can hold it; decode to tell.
+    Block(usize),
+}
+
+/// The keys of one decoded block, for answering many lookups with one decode.
+#[derive(Debug, Default)]
+pub(crate) struct DecodedBlock {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl DecodedBlock {
+    fn key(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.bytes[start..self.ends[i]]
+    }
+
+    /// Whether the block holds `key` (binary search: keys are sorted).
+    pub(crate) fn contains(&self, key: &[u8]) -> bool {
+        let n = self.ends.len();
+        let i = partition(n, |i| self.key(i) < key);
+        i < n && self.key(i) == key
+    }
+}
+
 /// An immutable sorted run of keys.
 #[derive(Debug)]
 pub(crate) struct Run {
     len: usize,
-    /// Bytes coded in each stream (`[num, text]`), for merge estimates.
-    symbols: [u64; 2],
-    codes: Codes,
+    /// Shared with the other runs coded in the same generation (the set owns them).
+    codes: Arc<Codes>,
     filter: BlockFilter,
     index: Vec<u8>,
     group_offs: Vec<u32>,
+    /// Bytes every key of the run starts with (lcp of its first and last key).
+    common: usize,
+    head_words: Vec<u64>,
     block_offs: Vec<u32>,
     blocks: Vec<u8>,
 }
@@ -109,21 +147,15 @@ pub(crate) fn suffixes<'a>(keys: &'a [&'a [u8]]) -> impl Iterator<Item = &'a [u8
 }
 
 impl Codes {
-    /// Codes for histograms `h` of a run of `keys` keys; decode tables grow
-    /// with the run (tables cost 0.5–2 KiB each, more than small runs save).
-    pub(crate) fn from_histograms(h: &Histograms, keys: usize) -> Self {
-        let fast = match keys {
-            0..1024 => 0,
-            1024..16_384 => 8,
-            _ => 10,
-        };
+    /// Codes for histograms `h`, with primary decode tables of `fast` bits.
+    pub(crate) fn from_histograms(h: &Histograms, fast: u32) -> Self {
         Self {
             num: Code::from_freqs(&h[0], fast),
             text: Code::from_freqs(&h[1], fast),
         }
     }
 
-    fn heap_bytes(&self) -> usize {
+    pub(crate) fn heap_bytes(&self) -> usize {
         self.num.heap_bytes() + self.text.heap_bytes()
     }
 }
@@ -141,15 +173,16 @@ pub(crate) struct RunBuilder<'d> {
 }
 
 impl<'d> RunBuilder<'d> {
-    pub(crate) fn new(len: usize, codes: Codes, dict: &'d Dict) -> Self {
+    pub(crate) fn new(len: usize, codes: Arc<Codes>, dict: &'d Dict) -> Self {
         let enc = [codes.num.encoder(), codes.text.encoder()];
         let run = Run {
             len,
-            symbols: [0; 2],
             codes,
             filter: BlockFilter::with_keys(len),
             index: Vec::new(),
             group_offs: Vec::with_capacity(len.div_ceil(BLOCK * GROUP)),
+            common: 0,
+            head_words: Vec::new(),
             block_offs: Vec::with_capacity(len.div_ceil(BLOCK) + 1),
             blocks: Vec::new(),
         };
@@ -192,13 +225,7 @@ impl<'d> RunBuilder<'d> {
             self.enc[0].put(&mut self.bits, out, u16::from(b));
         }
         let (enc, bits) = (&self.enc[1], &mut self.bits);
-        let mut text_symbols = 0;
-        tokenize(&key[shared..], &self.tokens, |t| {
-            enc.put(bits, out, t);
-            text_symbols += 1;
-        });
-        self.run.symbols[0] += self.num.len() as u64;
-        self.run.symbols[1] += text_symbols;
+        tokenize(&key[shared..], &self.tokens, |t| enc.put(bits, out, t));
     }
 
     fn start_block(&mut self, key: &[u8]) {
@@ -220,8 +247,25 @@ impl<'d> RunBuilder<'d> {
         self.run.block_offs.push(self.run.blocks.len() as u32);
         self.run.blocks.shrink_to_fit();
         self.run.index.shrink_to_fit();
+        let groups = self.run.group_offs.len();
+        if groups > 0 {
+            self.run.common = lcp(self.run.group_head(0), &self.prev);
+        }
+        self.run.head_words = (0..groups)
+            .map(|g| word_after(self.run.group_head(g), self.run.common))
+            .collect();
         self.run
     }
+}
+
+/// The 8 bytes of `key` after its first `skip`, big-endian, zero padded:
+/// among keys sharing those `skip` bytes, a smaller word means a smaller key.
+fn word_after(key: &[u8], skip: usize) -> u64 {
+    let rest = key.get(skip..).unwrap_or(&[]);
+    let mut buf = [0u8; 8];
+    let n = rest.len().min(8);
+    buf[..n].copy_from_slice(&rest[..n]);
+    u64::from_be_bytes(buf)
 }
 
 /// Reads front-coded entries from the index or a Huffman-coded block.
@@ -243,9 +287,10 @@ trait ByteSource {
             shift += 7;
         }
     }
-    /// Replaces `cur` (the previous key) by the next key.
+    /// Replaces `cur` (the previous key) by the next key; returns the
+    /// bytes it shares with the previous key.
     #[inline]
-    fn next_key(&mut self, cur: &mut Vec<u8>) {
+    fn next_key(&mut self, cur: &mut Vec<u8>) -> usize {
         let shared = self.varint();
         let suffix = self.varint();
         cur.truncate(shared);
@@ -253,6 +298,7 @@ trait ByteSource {
         for _ in 0..suffix {
             cur.push(self.byte());
         }
+        shared
     }
 }
 
@@ -279,11 +325,20 @@ impl ByteSource for Coded<'_> {
     }
     /// Text symbols are bytes or dictionary words, until the length is reached.
     #[inline]
-    fn next_key(&mut self, cur: &mut Vec<u8>) {
+    fn next_key(&mut self, cur: &mut Vec<u8>) -> usize {
         let shared = self.varint();
         let end = shared + self.varint();
         cur.truncate(shared);
-        cur.reserve(end - shared);
+        self.text(cur, end);
+        shared
+    }
+}
+
+impl Coded<'_> {
+    /// Appends text symbols to `cur` until it is `end` bytes long.
+    #[inline]
+    fn text(&mut self, cur: &mut Vec<u8>, end: usize) {
+        cur.reserve(end.saturating_sub(cur.len()));
         while cur.len() < end {
             match self.0.text.get(&mut self.1) {
                 s @ 0..=255 => cur.push(s as u8),
@@ -295,17 +350,28 @@ impl ByteSource for Coded<'_> {
             }
         }
     }
+
+    /// Decodes and drops `bytes` bytes of text.
+    #[inline]
+    fn skip_text(&mut self, bytes: usize) {
+        let mut left = bytes;
+        while left > 0 {
+            let n = match self.0.text.get(&mut self.1) {
+                0..=255 => 1,
+                t => self.2.word_len(usize::from(t - 256)),
+            };
+            // A corrupt stream may overshoot or name a missing word (length 0).
+            if n == 0 || n > left {
+                return;
+            }
+            left -= n;
+        }
+    }
 }
 
 impl Run {
     pub(crate) fn len(&self) -> usize {
         self.len
-    }
-
-    /// Adds this run's expected stream histograms to `h` (for a merge).
-    pub(crate) fn add_estimate(&self, h: &mut Histograms) {
-        self.codes.num.add_estimate(self.symbols[0], &mut h[0]);
-        self.codes.text.add_estimate(self.symbols[1], &mut h[1]);
     }
 
     fn blocks_count(&self) -> usize {
@@ -328,64 +394,176 @@ impl Run {
         BLOCK.min(self.len - b * BLOCK)
     }
 
-    /// The block that would hold `key` and its first key, if `key` is not
-    /// below the run's first key.
-    fn find_block(&self, key: &[u8]) -> Option<(usize, Vec<u8>)> {
-        let groups = self.group_offs.len();
-        let g = partition(groups, |g| self.group_head(g) <= key).checked_sub(1)?;
-        let mut src = Plain(&self.index, self.group_offs[g] as usize);
-        let mut cur = Vec::new();
-        src.next_key(&mut cur);
-        let (mut best, mut best_key) = (g * GROUP, cur.clone());
+    /// The block that would hold `key` (`None` when `key` is below the
+    /// run's first key); its first key is left in `first`.
+    ///
+    /// The scan over the group's index entries keeps `m = lcp(first, key)`
+    /// (`first <= key` throughout), so an entry sharing more than `m` bytes
+    /// with `first` is below `key` and one sharing fewer is above it: most
+    /// entries are decided without comparing their text.
+    fn find_block(&self, key: &[u8], first: &mut Vec<u8>) -> Option<usize> {
+        let g = self.heads_at_most(key).checked_sub(1)?;
+        let mut pos = self.group_offs[g] as usize;
+        first.clear();
+        Plain(&self.index, pos).next_key(first);
+        pos = self.group_offs[g] as usize;
+        let _ = read_varint(&self.index, &mut pos);
+        pos += read_varint(&self.index, &mut pos);
+        let mut m = lcp(first, key);
+        let mut best = g * GROUP;
         for b in g * GROUP + 1..((g + 1) * GROUP).min(self.blocks_count()) {
-            src.next_key(&mut cur);
-            if cur.as_slice() > key {
+            let shared = read_varint(&self.index, &mut pos);
+            let len = read_varint(&self.index, &mut pos);
+            let suffix = &self.index[pos..pos + len];
+            pos += len;
+            if shared < m {
                 break;
             }
+            if shared == m {
+                if suffix > &key[m..] {
+                    break;
+                }
+                m += lcp(suffix, &key[m..]);
+            }
+            first.truncate(shared);
+            first.extend_from_slice(suffix);
             best = b;
-            best_key.clone_from(&cur);
         }
-        Some((best, best_key))
+        Some(best)
+    }
+
+    /// How many group heads are `<= key`: the head words narrow it to the
+    /// groups whose word ties with `key`'s, and only those compare in full.
+    fn heads_at_most(&self, key: &[u8]) -> usize {
+        let groups = self.head_words.len();
+        if groups == 0 {
+            return 0;
+        }
+        let prefix = &self.group_head(0)[..self.common];
+        match key[..self.common.min(key.len())].cmp(prefix) {
+            Ordering::Less => return 0,
+            Ordering::Greater => return groups,
+            Ordering::Equal if key.len() < self.common => return 0,
+            Ordering::Equal => {}
+        }
+        let w = word_after(key, self.common);
+        let lo = self.head_words.partition_point(|&h| h < w);
+        let hi = lo + self.head_words[lo..].partition_point(|&h| h <= w);
+        lo + partition(hi - lo, |i| self.group_head(lo + i) <= key)
+    }
+
+    /// First key of block `b`, decoded from its index group.
+    fn block_first(&self, b: usize, first: &mut Vec<u8>) {
+        let mut src = Plain(&self.index, self.group_offs[b / GROUP] as usize);
+        first.clear();
+        for _ in 0..=b % GROUP {
+            src.next_key(first);
+        }
+    }
+
+    /// Where `key` (with xxh3 `hash`) could be, without decoding a block.
+    pub(crate) fn locate(&self, key: &[u8], hash: u64, first: &mut Vec<u8>) -> Probe {
+        if !self.filter.may_contain(hash) {
+            return Probe::Absent;
+        }
+        match self.find_block(key, first) {
+            None => Probe::Absent,
+            Some(_) if first.as_slice() == key => Probe::Present,
+            Some(b) => Probe::Block(b),
+        }
     }
 
     /// Whether `key` (with xxh3 `hash`) is in the run.
     pub(crate) fn contains(&self, key: &[u8], hash: u64, dict: &Dict) -> bool {
-        if !self.filter.may_contain(hash) {
-            return false;
+        let mut cur = Vec::new();
+        match self.locate(key, hash, &mut cur) {
+            Probe::Absent => false,
+            Probe::Present => true,
+            Probe::Block(b) => self.block_contains(b, cur, key, dict),
         }
-        let Some((b, mut cur)) = self.find_block(key) else {
-            return false;
-        };
+    }
+
+    /// Whether block `b`, whose first key is `cur` (below `key`), holds `key`.
+    ///
+    /// As in `find_block`, `m = lcp(cur, key)`: a key sharing more than `m`
+    /// bytes with its predecessor is below `key`, so its text is skipped
+    /// (its symbols are decoded but not stored: later keys only ever reuse
+    /// the first `m` bytes, which equal `key`'s); one sharing fewer is above.
+    pub(crate) fn block_contains(
+        &self,
+        b: usize,
+        mut cur: Vec<u8>,
+        key: &[u8],
+        dict: &Dict,
+    ) -> bool {
+        let mut m = lcp(&cur, key);
         let mut src = self.block_reader(b, dict);
-        for i in 0..self.keys_in_block(b) {
-            if i > 0 {
-                src.next_key(&mut cur);
+        for _ in 1..self.keys_in_block(b) {
+            let shared = src.varint();
+            let suffix = src.varint();
+            if shared > m {
+                src.skip_text(suffix);
+                continue;
             }
-            match cur.as_slice().cmp(key) {
+            if shared < m {
+                return false;
+            }
+            cur.truncate(shared);
+            src.text(&mut cur, shared + suffix);
+            match cur[m..].cmp(&key[m..]) {
                 Ordering::Equal => return true,
                 Ordering::Greater => return false,
-                Ordering::Less => {}
+                Ordering::Less => m += lcp(&cur[m..], &key[m..]),
             }
         }
         false
     }
 
-    /// Heap bytes by part: code, filter, index, offsets, blocks.
+    /// First key of block `b`, then whether the block holds `key`.
+    pub(crate) fn block_has(&self, b: usize, key: &[u8], dict: &Dict) -> bool {
+        let mut first = Vec::new();
+        self.block_first(b, &mut first);
+        first.as_slice() == key || self.block_contains(b, first, key, dict)
+    }
+
+    /// Decodes block `b` (all its keys, in order) into `out`.
+    pub(crate) fn decode_block(&self, b: usize, dict: &Dict, out: &mut DecodedBlock) {
+        out.bytes.clear();
+        out.ends.clear();
+        let mut cur = Vec::new();
+        self.block_first(b, &mut cur);
+        let mut src = self.block_reader(b, dict);
+        for i in 0..self.keys_in_block(b) {
+            if i > 0 {
+                src.next_key(&mut cur);
+            }
+            out.bytes.extend_from_slice(&cur);
+            out.ends.push(out.bytes.len());
+        }
+    }
+
+    /// The run's codes (shared: the set counts each generation once).
+    pub(crate) fn codes(&self) -> &Arc<Codes> {
+        &self.codes
+    }
+
+    /// Heap bytes by part: codes (0: counted by the set), filter, index, offsets, blocks.
     pub(crate) fn parts(&self) -> [usize; 5] {
         [
-            self.codes.heap_bytes(),
+            0,
             self.filter.heap_bytes(),
             self.index.capacity(),
-            (self.group_offs.capacity() + self.block_offs.capacity()) * 4,
+            (self.group_offs.capacity() + self.block_offs.capacity()) * 4
+                + self.head_words.capacity() * 8,
             self.blocks.capacity(),
         ]
     }
 
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.codes.heap_bytes()
-            + self.filter.heap_bytes()
+        self.filter.heap_bytes()
             + self.index.capacity()
             + (self.group_offs.capacity() + self.block_offs.capacity()) * 4
+            + self.head_words.capacity() * 8
             + self.blocks.capacity()
     }
 

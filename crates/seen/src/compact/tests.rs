@@ -131,3 +131,26 @@ proptest! {
         prop_assert_eq!(listed, model.into_iter().collect::<Vec<_>>());
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+    /// Batches with repeats inside them, crossing buffer freezes and merges,
+    /// answer exactly as one-by-one inserts would.
+    #[test]
+    fn insert_batch_agrees_with_a_model(
+        ids in proptest::collection::vec(0u64..3_000, 0..4_000),
+        batch in 1usize..700,
+    ) {
+        let mut set = CompactSet::new();
+        let mut model = BTreeSet::new();
+        let keys: Vec<Vec<u8>> = ids.iter().map(|&i| url(i)).collect();
+        let mut out = Vec::new();
+        for chunk in keys.chunks(batch) {
+            let refs: Vec<&[u8]> = chunk.iter().map(Vec::as_slice).collect();
+            set.insert_batch(&refs, &mut out);
+            let want: Vec<bool> = chunk.iter().map(|k| model.insert(k.clone())).collect();
+            prop_assert_eq!(&out, &want);
+        }
+        check_against_model(&set, &model);
+    }
+}

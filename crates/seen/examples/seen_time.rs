@@ -1,0 +1,48 @@
+//! Quick A/B timing of seen-set backends on a file of keys, one per line
+//! (for tuning; `mgz bench seen` is the benchmark of record).
+//!
+//! `cargo run --release -p mgz-seen --example seen_time -- FILE [BACKENDS] [REPEAT]`
+
+use mgz_seen::{BackendOptions, backend};
+
+/// On-CPU nanoseconds of this thread (the box is shared; wall time lies).
+fn cpu_ns() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; clock_gettime writes only it.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime");
+    ts.tv_sec as f64 * 1e9 + ts.tv_nsec as f64
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let text = std::fs::read(&args[1]).expect("read keys");
+    let keys: Vec<&[u8]> = text
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .collect();
+    let names = args.get(2).map_or("hash,compact", String::as_str);
+    let repeat: usize = args.get(3).and_then(|r| r.parse().ok()).unwrap_or(3);
+    for name in names.split(',') {
+        let (mut best_ins, mut best_look, mut bytes) = (f64::MAX, f64::MAX, 0.0);
+        for _ in 0..repeat {
+            let mut set = backend(name, &BackendOptions::default()).expect("backend");
+            let mut out = Vec::new();
+            let t = cpu_ns();
+            for chunk in keys.chunks(1024) {
+                set.insert_batch(chunk, &mut out);
+            }
+            best_ins = best_ins.min((cpu_ns() - t) / keys.len() as f64);
+            let t = cpu_ns();
+            let hits = keys.iter().step_by(3).filter(|k| set.contains(k)).count();
+            let n = keys.len().div_ceil(3);
+            assert_eq!(hits, n);
+            best_look = best_look.min((cpu_ns() - t) / n as f64);
+            bytes = set.heap_bytes() as f64 / set.len().max(1) as f64;
+        }
+        println!("{name:10} ns/insert {best_ins:8.0} ns/lookup {best_look:8.0} B/key {bytes:.2}");
+    }
+}
