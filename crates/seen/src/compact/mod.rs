@@ -5,11 +5,14 @@
 //! ```text
 //! CompactSet
 //! ├─ buffer: KeyBuffer (arena + hash table), <= clamp(len/128, 256, 65536) keys
-//! │     │ full: sort, count symbols, build two Huffman codes, freeze
+//! │     │ full: sort, freeze into a run coded with the current codes
 //! │     ▼
 //! ├─ runs (oldest, largest first): [run][run][run]…   each a Run:
-//! │     filter (10 bits/key) · index of block first keys · blocks of 32
-//! │     front-coded keys; varints and suffix text Huffman-coded per run
+//! │     filter (10 bits/key) · head words · index of block first keys ·
+//! │     blocks of 32 front-coded keys, varints and suffix text Huffman-coded
+//! ├─ codes: two canonical Huffman codes (varint bytes; text bytes + words)
+//! │     shared by every run: learned from the first frozen buffer, relearned
+//! │     once with the dictionary, then fixed (runs keep their generation)
 //! └─ dict: up to 256 frequent words, learned once from the first 4096 keys;
 //!       a whole-word letter run in a suffix is one text symbol (256 + id)
 //! ```
@@ -20,27 +23,34 @@
 //!
 //! Invariants: a key lives in exactly one place (buffer or one run), since
 //! `insert` checks everything first; so runs are disjoint and a merge is a
-//! union of known size. The dictionary never changes once trained, so every
-//! run stays decodable (runs frozen before it have no word symbols). Runs
-//! are merged size-tiered: a run's tier is `⌊log4(len / 256)⌋`; once four
-//! runs share the newest tier they merge (a streaming k-way merge over their
-//! decoders, coded with their pooled estimated histograms), and an older run
-//! of a lower tier than the newest joins it. So at most 3 runs per tier, and
-//! every key is rewritten about `log4(n / buffer)` times. (Tiers of 8 halve
-//! the rewrites but, with ~2.5 KiB of codes per run, cost 1.8 bytes per URL
-//! more on the 10K Wikipedia list: 14.0 against 12.2.)
+//! union of known size. The dictionary never changes once trained, and a
+//! code generation never changes once made, so every run stays decodable
+//! (runs frozen before training have no word symbols). Runs are merged
+//! size-tiered: a run's tier is `⌊log4(len / 256)⌋`; once four runs share
+//! the newest tier they merge (a streaming k-way merge over their decoders,
+//! re-coded with the current codes), and an older run of a lower tier than
+//! the newest joins it. So at most 3 runs per tier, and every key is
+//! rewritten about `log4(n / buffer)` times (the buffer grows with the set:
+//! about 4 rewrites at 1M and 10M keys). Tiers of 8 were measured: 10 %
+//! faster inserts at 1M for +0.6 B/key, +2.5 B/key on the PostgreSQL hrefs.
 //!
-//! Bytes per key (measured parts, 300K synthetic keys / 10K Wikipedia URLs):
-//! blocks (Huffman of lcp, length, suffix) 8.7 / 9.4, filter 1.25, index
-//! (first keys, front-coded, uncoded) 1.0 / 0.6, block offsets 0.13, buffer
-//! 0.25 / 0.1, codes ~2.5 KiB per run, dictionary ~3 KiB.
-//! [`CompactSet::space_parts`] reports them.
+//! Bytes per key (measured parts, 300K synthetic keys / 10K Wikipedia URLs,
+//! before the codes were shared): blocks (Huffman of lcp, length, suffix)
+//! 8.7 / 9.4, filter 1.25, index (first keys, front-coded, uncoded) 1.0 /
+//! 0.6, block offsets and head words 0.15, buffer 0.25 / 0.1, codes ~5 KiB
+//! per generation (were ~2.5 KiB per run), dictionary ~3 KiB.
+//! [`CompactSet::space_parts`] reports them; docs/BENCHMARKS.md has totals.
 //!
 //! Cost: `insert`/`contains` hash once (xxh3), probe the buffer, probe each
-//! run's filter (one cache line), and decode at most one block (32 keys) in
-//! each run whose filter says yes (~1% of runs for an absent key, the owning
-//! run for a present one). Inserts also pay the merges: each key is decoded
-//! and re-encoded a few times. This is the slow part: see docs/BENCHMARKS.md.
+//! run's filter (one cache line), and for a run whose filter says yes
+//! (~1% of runs for an absent key, the owning run for a present one) find
+//! the block through the head words (one small array) and up to 16 index
+//! entries, then decode that block up to the key, skipping the text of keys
+//! that the lcps already place below it. `insert_batch` looks the whole batch
+//! up run by run and decodes a block once for all the batch's keys in it
+//! (dup-heavy link streams), then adds the new keys. Inserts also pay the
+//! merges: each key is decoded and re-encoded a few times. This is still the
+//! slow part: see docs/BENCHMARKS.md.
 
 mod buffer;
 mod dict;
