@@ -173,3 +173,29 @@ async fn local_means_this_node_whatever_its_value() {
     let state = s.client.get_active(Local { local: true }).await.unwrap();
     assert!(!state.into_inner().state);
 }
+
+#[tokio::test]
+async fn a_stream_writes_in_order_across_chunks() {
+    let mut s = start().await;
+    // 200 batches of 256 span several store writes; the repeated URL is new
+    // in the first batch only, whichever chunks the server cuts.
+    let batches: Vec<DiscoveredBatch> = (0..200)
+        .map(|b| {
+            let mut items: Vec<_> = (0..255)
+                .map(|i| info(&format!("http://h{}.com/{b}/{i}", i % 7)))
+                .collect();
+            items.push(info("http://again.com/"));
+            DiscoveredBatch {
+                id: b.to_string(),
+                items,
+            }
+        })
+        .collect();
+    let acks = put_batches(&mut s.client, batches).await;
+    assert_eq!(acks.len(), 200);
+    for (b, ack) in acks.iter().enumerate() {
+        assert_eq!(ack.id, b.to_string());
+        assert!(ack.statuses[..255].iter().all(|&st| st == 0));
+        assert_eq!(ack.statuses[255], if b == 0 { 0 } else { 1 }, "batch {b}");
+    }
+}
