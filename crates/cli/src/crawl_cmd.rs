@@ -160,6 +160,11 @@ pub fn config(args: &CrawlArgs, state_dir: PathBuf) -> anyhow::Result<CrawlConfi
     };
     cfg.fetch.user_agent = args.user_agent.clone();
     cfg.fetch.allow_private = args.allow_private;
+    // Reuse a connection across the per-host delay, not much longer: across
+    // 10,000 hosts idle sockets (fds, read buffers) would otherwise pile up.
+    cfg.fetch.idle_per_host = (args.per_host as usize).min(4);
+    cfg.fetch.idle_timeout =
+        (Duration::from_millis(args.delay) + Duration::from_secs(2)).min(Duration::from_secs(30));
     cfg.fetch.resolve = args
         .resolve
         .iter()

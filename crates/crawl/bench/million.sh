@@ -16,6 +16,7 @@ mgz="$repo/target/release/mgz"
 port=${PORT:-18123}
 sample=${SAMPLE:-15}
 rm -rf "$work" && mkdir -p "$work"
+ulimit -n "$(ulimit -Hn)"
 "$mgz" sim serve --listen "127.0.0.1:$port" --hosts "$hosts" --pages "$pages" \
   --log-capacity 1000 --oversized-bytes 262144 > "$work/sim.log" 2>&1 &
 sim=$!
@@ -24,7 +25,7 @@ sleep 2
 "$mgz" sim seeds --hosts "$hosts" --pages "$pages" > "$work/seeds.txt"
 /usr/bin/time -v -o "$work/time.txt" "$mgz" crawl --seeds "$work/seeds.txt" \
   --resolve "*.sim=127.0.0.1:$port" --allow-private --scope any --max-depth 1000 \
-  --loose-depth --delay 0 --per-host 4 --concurrency 128 --ignore-robots --no-sitemaps \
+  --loose-depth --delay 0 --per-host 2 --concurrency 128 --ignore-robots --no-sitemaps \
   --max-pages "$pages" --state "$work/state" --db "$work/pages.db" --json \
   > "$work/summary.json" 2> "$work/crawl.log" &
 timer=$!

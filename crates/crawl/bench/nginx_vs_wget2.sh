@@ -23,10 +23,11 @@ sleep 1
 measure() { # label, command...
   local label=$1; shift
   /usr/bin/time -v "$@" > /dev/null 2> "$work/time"
-  local wall rss
+  local wall rss cpu
   wall=$(grep "Elapsed (wall clock)" "$work/time" | awk '{print $NF}')
   rss=$(grep "Maximum resident" "$work/time" | awk '{print $NF}')
-  echo "$label wall=$wall peak_rss_kb=$rss"
+  cpu=$(awk '/User time|System time/{s+=$NF} END{printf "%.2f", s}' "$work/time")
+  echo "$label wall=$wall cpu_s=$cpu peak_rss_kb=$rss load=$(cut -d' ' -f1 /proc/loadavg)"
 }
 for i in $(seq "$runs"); do
   rm -rf "$work/m" "$work/w"

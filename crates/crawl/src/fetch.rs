@@ -31,6 +31,11 @@ pub struct FetchConfig {
     pub max_body: usize,
     /// Idle connections kept per host.
     pub idle_per_host: usize,
+    /// How long an idle connection is kept. With thousands of hosts this is
+    /// what bounds the pool (reqwest has no total cap): idle connections ≤
+    /// hosts fetched within this window × `idle_per_host`, each holding a
+    /// socket and its read buffer.
+    pub idle_timeout: Duration,
     /// `--resolve` rules.
     pub resolve: Vec<ResolveRule>,
     /// Lift the SSRF guard.
@@ -46,6 +51,7 @@ impl Default for FetchConfig {
             total_timeout: Duration::from_secs(60),
             max_body: 10 * 1024 * 1024,
             idle_per_host: 4,
+            idle_timeout: Duration::from_secs(30),
             resolve: Vec::new(),
             allow_private: false,
         }
@@ -97,7 +103,7 @@ impl Fetcher {
             .read_timeout(cfg.read_timeout)
             .timeout(cfg.total_timeout)
             .pool_max_idle_per_host(cfg.idle_per_host)
-            .pool_idle_timeout(Duration::from_secs(30))
+            .pool_idle_timeout(cfg.idle_timeout)
             .build()
             .map_err(|e| http_error(&e))?;
         Ok(Fetcher {

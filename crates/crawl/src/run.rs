@@ -209,6 +209,7 @@ pub async fn crawl(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Summary, C
         let _ = r.await;
     }
     sh.queue.flush().await?;
+    sh.store.flush().await?;
     if let Some(w) = &sh.warc {
         w.flush()?;
     }

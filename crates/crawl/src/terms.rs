@@ -3,7 +3,9 @@
 //! alphabetically. Cost: one pass and a map of distinct words (bounded by the
 //! text cap of the extractor).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 
 /// English stopwords (function words and very common verbs).
 const STOPWORDS: &[&str] = &[
@@ -154,32 +156,72 @@ fn is_stopword(word: &str) -> bool {
     STOPWORDS.binary_search(&word).is_ok()
 }
 
-/// The `n` most frequent content words of `text`.
-pub fn top_terms(text: &str, n: usize) -> Vec<String> {
-    let mut counts: HashMap<String, u32> = HashMap::new();
-    for word in text.split(|c: char| !c.is_alphanumeric()) {
-        let chars = word.chars().count();
-        if !(3..=30).contains(&chars) || word.chars().all(|c| c.is_ascii_digit()) {
-            continue;
-        }
-        let lower: std::borrow::Cow<'_, str> = if word.chars().any(char::is_uppercase) {
-            word.to_lowercase().into()
-        } else {
-            word.into()
-        };
-        if is_stopword(&lower) {
-            continue;
-        }
-        match counts.get_mut(lower.as_ref()) {
-            Some(n) => *n += 1,
-            None => {
-                counts.insert(lower.into_owned(), 1);
-            }
+/// FxHash-style multiply-rotate hasher: the words are short and not chosen
+/// by an attacker who gains anything from collisions (a page can only slow
+/// its own ranking), so SipHash's cost buys nothing here.
+#[derive(Default)]
+struct WordHasher(u64);
+
+impl std::hash::Hasher for WordHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..chunk.len()].copy_from_slice(chunk);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(w))
+                .wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
         }
     }
-    let mut ranked: Vec<(String, u32)> = counts.into_iter().collect();
-    ranked.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    ranked.into_iter().take(n).map(|(w, _)| w).collect()
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+type Counts<'a> = HashMap<Cow<'a, str>, u32, BuildHasherDefault<WordHasher>>;
+
+/// Whether `word` is a candidate term: 3–30 characters, not all digits.
+fn candidate(word: &str) -> bool {
+    let chars = if word.is_ascii() {
+        word.len()
+    } else {
+        word.chars().count()
+    };
+    (3..=30).contains(&chars) && !word.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// The `n` most frequent content words of `text`. One pass; a word already
+/// in lower case is counted by reference (no allocation), so allocations are
+/// bounded by the distinct capitalised words; stopwords are dropped from the
+/// distinct words at the end instead of being looked up for every word.
+pub fn top_terms(text: &str, n: usize) -> Vec<String> {
+    let mut counts = Counts::default();
+    for word in text.split(|c: char| !c.is_alphanumeric()) {
+        if !candidate(word) {
+            continue;
+        }
+        let key: Cow<'_, str> = if word.chars().any(char::is_uppercase) {
+            Cow::Owned(word.to_lowercase())
+        } else {
+            Cow::Borrowed(word)
+        };
+        *counts.entry(key).or_insert(0) += 1;
+    }
+    let mut ranked: Vec<(Cow<'_, str>, u32)> = counts
+        .into_iter()
+        .filter(|(w, _)| !is_stopword(w))
+        .collect();
+    let order = |a: &(Cow<'_, str>, u32), b: &(Cow<'_, str>, u32)| {
+        b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0))
+    };
+    if ranked.len() > n && n > 0 {
+        ranked.select_nth_unstable_by(n - 1, order);
+        ranked.truncate(n);
+    }
+    ranked.sort_unstable_by(order);
+    ranked
+        .into_iter()
+        .take(n)
+        .map(|(w, _)| w.into_owned())
+        .collect()
 }
 
 #[cfg(test)]
@@ -197,5 +239,32 @@ mod tests {
         assert_eq!(top_terms(t, 5), ["crawler", "frontier"]);
         assert!(top_terms("", 5).is_empty());
         assert_eq!(top_terms("Zürich zürich Ünïcode", 1), ["zürich"]);
+        assert!(top_terms("crawler frontier", 0).is_empty());
+    }
+
+    /// The simple model: count every lowercased candidate, drop stopwords, sort.
+    fn model(text: &str, n: usize) -> Vec<String> {
+        let mut m: std::collections::BTreeMap<String, u32> = Default::default();
+        for w in text.split(|c: char| !c.is_alphanumeric()) {
+            let c = w.chars().count();
+            if (3..=30).contains(&c) && !w.chars().all(|c| c.is_ascii_digit()) {
+                let l = w.to_lowercase();
+                if !is_stopword(&l) {
+                    *m.entry(l).or_default() += 1;
+                }
+            }
+        }
+        let mut v: Vec<_> = m.into_iter().collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        v.into_iter().take(n).map(|(w, _)| w).collect()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+        #[test]
+        fn matches_the_model(words in proptest::collection::vec("(the|and|Crawl|crawl|CRAWL|web|Web|zürich|ZÜRICH|1234|ab|abc|x{31}|data|Data)", 0..60), n in 0usize..8) {
+            let text = words.join(" ");
+            proptest::prop_assert_eq!(top_terms(&text, n), model(&text, n));
+        }
     }
 }
