@@ -95,6 +95,10 @@ pub struct Table {
     pub get_calls: u64,
     /// Whether `get` serves anything.
     pub active: bool,
+    /// Whether seen-set changes are written to the seen log.
+    pub logging: bool,
+    /// Seen-log records of the write under way (one frame at commit).
+    pub log_buf: Vec<u8>,
 }
 
 /// The registrable domain of a queue key (the key itself when it has none,
@@ -154,6 +158,29 @@ impl Table {
     /// The qid of `key` in crawl `crawl`, if it exists.
     pub fn qid(&self, crawl: u32, key: &str) -> Option<u32> {
         self.crawls.get(&crawl)?.queues.get(key).copied()
+    }
+
+    /// Marks `key` (of queue `qid`) seen in crawl `crawl`; true if it was
+    /// new. New keys are recorded for the seen log.
+    pub fn seen_insert(&mut self, crawl: u32, qid: u32, key: &[u8]) -> bool {
+        let Some(c) = self.crawls.get_mut(&crawl) else {
+            return false;
+        };
+        let new = c.seen.insert(key);
+        if new && self.logging {
+            crate::seenlog::push_key(&mut self.log_buf, crawl, qid, key);
+        }
+        new
+    }
+
+    /// Marks crawl `crawl` dirty: URLs were deleted, "seen" answers need checking.
+    pub fn set_dirty(&mut self, crawl: u32) {
+        if let Some(c) = self.crawls.get_mut(&crawl) {
+            c.dirty = true;
+            if self.logging {
+                crate::seenlog::push_dirty(&mut self.log_buf, crawl);
+            }
+        }
     }
 
     /// Politeness delay of a queue in ms.
