@@ -32,9 +32,11 @@ pub struct StoreOptions {
 
 impl Default for StoreOptions {
     fn default() -> Self {
+        // Small on purpose: RAM is for the seen set (100M URLs in ~2 GB);
+        // the write path gains little from bigger memtables.
         StoreOptions {
-            cache_bytes: 32 << 20,
-            memtable_bytes: 32 << 20,
+            cache_bytes: 8 << 20,
+            memtable_bytes: 8 << 20,
         }
     }
 }
