@@ -21,6 +21,7 @@ impl Frontier {
                 return Ok(0);
             }
             let mut batch = self.store.db.batch();
+            t.fold_counters(&self.store, &mut batch);
             let n = self.drop_queues(&mut t, &qids, &mut batch)?;
             (n, self.commit(&mut t, batch)?)
         };
@@ -37,6 +38,7 @@ impl Frontier {
             };
             let qids = queue_ids(&t, crawl, None);
             let mut batch = self.store.db.batch();
+            t.fold_counters(&self.store, &mut batch);
             let n = self.drop_queues(&mut t, &qids, &mut batch)?;
             batch.remove(&self.store.meta, crawl_meta_key(cid));
             t.crawls.remove(&cid);
@@ -62,7 +64,8 @@ impl Frontier {
                 return Ok(0);
             }
             mark_dirty(&mut t, crawl);
-            t.write_queues(queue_ids(&t, crawl, key), &self.store, &mut batch);
+            let qids = queue_ids(&t, crawl, key);
+            t.write_queues(qids, &self.store, &mut batch);
             (n, self.commit(&mut t, batch)?)
         };
         commit.wait()?;

@@ -238,15 +238,18 @@ impl Table {
         qid
     }
 
-    /// Adds the records of `qids` and the sequence counter to `batch`.
+    /// Adds the full records of `qids` and the sequence counter to
+    /// `batch`, folding pending counter records first (see `counters`).
     pub(crate) fn write_queues(
-        &self,
+        &mut self,
         qids: impl IntoIterator<Item = u32>,
         store: &Store,
         batch: &mut fjall::OwnedWriteBatch,
     ) {
+        self.fold_counters(store, batch);
         for qid in qids {
-            if let Some(q) = self.queues.get(&qid) {
+            if let Some(q) = self.queues.get_mut(&qid) {
+                q.stored = true;
                 batch.insert(&store.queues, qid.to_be_bytes(), q.rec.encode());
             }
         }

@@ -20,6 +20,7 @@ mod clock;
 mod codec;
 mod commit;
 mod control;
+mod counters;
 mod delete;
 mod error;
 mod frontier;
@@ -55,6 +56,7 @@ pub mod fuzzing {
         let _ = crate::codec::parse_sched_key(bytes);
         let _ = crate::records::QueueRec::decode(bytes);
         let _ = crate::records::CrawlRec::decode(bytes);
+        let _ = crate::counters::decode(bytes);
     }
 }
 

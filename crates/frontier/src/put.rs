@@ -72,7 +72,7 @@ impl Frontier {
         if batch.is_empty() {
             return Ok((out, Commit::done()));
         }
-        t.write_queues(touched, &self.store, &mut batch);
+        t.write_counters(touched, &self.store, &mut batch);
         let commit = self.commit(&mut t, batch)?;
         Ok((out, commit))
     }
@@ -113,7 +113,7 @@ impl Frontier {
             let k = url_key(qid, &p.ukey);
             if !keys_in_batch.insert(k.clone()) {
                 // Same URL twice: its second write must see the first one.
-                t.write_queues(touched.drain(), &self.store, &mut batch);
+                t.write_counters(touched.drain(), &self.store, &mut batch);
                 let full = std::mem::replace(&mut batch, self.store.db.batch());
                 commit = self.commit(&mut t, full)?;
                 keys_in_batch.clear();
@@ -125,7 +125,7 @@ impl Frontier {
             out.push(outcome);
         }
         if !batch.is_empty() {
-            t.write_queues(touched, &self.store, &mut batch);
+            t.write_counters(touched, &self.store, &mut batch);
             commit = self.commit(&mut t, batch)?;
         }
         Ok((out, commit))

@@ -38,7 +38,11 @@ pub fn load(store: &Store, table: &mut Table, seen: &SeenFactory) -> Result<()> 
             ));
         }
         table.insert_queue(qid, rec);
+        if let Some(q) = table.queues.get_mut(&qid) {
+            q.stored = true;
+        }
     }
+    crate::counters::load(store, table)?;
     Ok(())
 }
 

@@ -18,7 +18,10 @@ use xxhash_rust::xxh3::xxh3_64;
 use crate::error::{FrontierError, Result};
 
 /// Version of the on-disk layout; bumped on any incompatible change.
-pub const FORMAT_VERSION: u32 = 1;
+/// 2: counter records (`meta` "n" keys) hold queue counters between folds.
+/// A version-1 directory is a valid version-2 one with no counter records, so
+/// it is upgraded in place at open (an older binary then refuses it).
+pub const FORMAT_VERSION: u32 = 2;
 const MAGIC: &[u8; 4] = b"MGZF";
 
 /// Tuning of the embedded store.
@@ -115,7 +118,10 @@ pub fn format_bytes(version: u32) -> [u8; 16] {
 fn check_format_file(dir: &Path) -> Result<()> {
     let path = dir.join("FORMAT");
     match std::fs::read(&path) {
-        Ok(bytes) => parse_format(&bytes),
+        Ok(bytes) => match parse_format(&bytes) {
+            Err(FrontierError::FormatVersion { found: 1, .. }) => write_format_file(&path),
+            other => other,
+        },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             if dir.join("store").exists() {
                 return Err(FrontierError::corrupt(
@@ -169,7 +175,7 @@ mod tests {
         assert!(parse_format(&format_bytes(FORMAT_VERSION)).is_ok());
         assert!(matches!(
             parse_format(&format_bytes(FORMAT_VERSION + 1)),
-            Err(FrontierError::FormatVersion { found: 2, .. })
+            Err(FrontierError::FormatVersion { found: 3, .. })
         ));
         let mut b = format_bytes(FORMAT_VERSION);
         b[5] ^= 1;

@@ -43,6 +43,9 @@ pub struct Queue {
     /// Skipping the head this way avoids re-reading the tombstones that
     /// completed URLs leave at the front of the queue (the LSM queue trap).
     pub scan_from: LeaseKey,
+    /// Whether its full record is in the store (else the next write of its
+    /// counters writes the full record).
+    pub stored: bool,
 }
 
 /// A crawl in RAM: its queues by key and its seen set.
@@ -99,6 +102,8 @@ pub struct Table {
     pub logging: bool,
     /// Seen-log records of the write under way (one frame at commit).
     pub log_buf: Vec<u8>,
+    /// Counter records not folded into queue records yet.
+    pub counters: crate::counters::CounterLog,
 }
 
 /// The registrable domain of a queue key (the key itself when it has none,
@@ -138,6 +143,7 @@ impl Table {
                 due_hint_s: 0,
                 stamp: 0,
                 scan_from: (0, 0),
+                stored: false,
             },
         );
     }

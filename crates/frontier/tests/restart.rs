@@ -210,3 +210,41 @@ fn copy(from: &Path, to: &Path) {
         }
     }
 }
+
+#[test]
+fn counters_survive_folds_deletes_and_reopens() {
+    use mgz_frontier::KnownItem;
+    let dir = tempfile::tempdir().unwrap();
+    let f = Frontier::open(dir.path(), opts("hash")).unwrap();
+    // 2,500 one-URL puts: more than two folds of counter records.
+    for item in items(0..2500) {
+        f.put_discovered(&[item]).unwrap();
+    }
+    let done: Vec<_> = items(0..300)
+        .into_iter()
+        .map(|item| KnownItem {
+            item,
+            next_fetch: 0,
+        })
+        .collect();
+    f.put_known(&done).unwrap();
+    f.delete_queue("", "h5.example").unwrap();
+    f.set_delay("", Some("h6.example"), 3).unwrap();
+    f.put_discovered(&items(2500..2600)).unwrap();
+    let before: Vec<_> = (0..13)
+        .map(|h| f.stats("", Some(&format!("h{h}.example"))))
+        .collect();
+    drop(f);
+    let f = Frontier::open(dir.path(), opts("hash")).unwrap();
+    let after: Vec<_> = (0..13)
+        .map(|h| f.stats("", Some(&format!("h{h}.example"))))
+        .collect();
+    assert_eq!(before, after);
+    let h5_new = (2500..2600).filter(|i| i % 13 == 5).count() as u64;
+    assert_eq!(
+        (after[5].size, after[5].completed),
+        (h5_new, 0),
+        "deleted queue restarted empty"
+    );
+    assert!(after[0].completed > 0 && after[0].size > 0);
+}
