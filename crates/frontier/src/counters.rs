@@ -66,7 +66,7 @@ pub fn decode(bytes: &[u8]) -> Result<Vec<(u32, u64, u64)>> {
     let mut r = Reader::new(bytes, "counter record");
     r.version()?;
     let body = bytes.len() - 1;
-    if body % 20 != 0 {
+    if !body.is_multiple_of(20) {
         return Err(FrontierError::corrupt("counter record", "bad length"));
     }
     (0..body / 20)
