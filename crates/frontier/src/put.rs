@@ -207,12 +207,18 @@ impl Frontier {
         p: Prepared,
         next_fetch: u64,
     ) -> Result<PutOutcome> {
-        let old = match self.store.urls.get(k)? {
-            Some(v) => Some(UrlState::decode(&v)?),
-            None => None,
-        };
         let Some(q) = t.queues.get_mut(&qid) else {
             return Ok(PutOutcome::Seen);
+        };
+        let h = crate::get::url_hash(&p.body.url);
+        // A leased URL is pending at its lease key: no store read needed.
+        let leased = q.by_url.remove(&h).filter(|lk| q.leases.contains_key(lk));
+        let old = match leased {
+            Some((next_fetch, seq)) => Some(UrlState::Pending { next_fetch, seq }),
+            None => match self.store.urls.get(k)? {
+                Some(v) => Some(UrlState::decode(&v)?),
+                None => None,
+            },
         };
         match &old {
             Some(UrlState::Pending { next_fetch, seq }) => {

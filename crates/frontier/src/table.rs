@@ -43,6 +43,9 @@ pub struct Queue {
     /// Skipping the head this way avoids re-reading the tombstones that
     /// completed URLs leave at the front of the queue (the LSM queue trap).
     pub scan_from: LeaseKey,
+    /// Leased URLs by xxh3-128 of their canonical text, so completing one
+    /// needs no store read; an entry counts only while `leases` holds its key.
+    pub by_url: HashMap<u128, LeaseKey>,
     /// Whether its full record is in the store (else the next write of its
     /// counters writes the full record).
     pub stored: bool,
@@ -144,6 +147,7 @@ impl Table {
                 stamp: 0,
                 scan_from: (0, 0),
                 stored: false,
+                by_url: HashMap::new(),
             },
         );
     }
@@ -212,6 +216,8 @@ impl Queue {
                 live
             });
             if let Some(k) = first_expired {
+                let leases = &self.leases;
+                self.by_url.retain(|_, lk| leases.contains_key(lk));
                 // Their URLs are unleased pending entries again, maybe due.
                 self.due_hint_s = 0;
                 self.scan_from = self.scan_from.min(k);

@@ -240,6 +240,12 @@ fn counters_survive_folds_deletes_and_reopens() {
         .map(|h| f.stats("", Some(&format!("h{h}.example"))))
         .collect();
     assert_eq!(before, after);
+    let all = f.stats_all();
+    assert_eq!(all.size, after.iter().map(|s| s.size).sum::<u64>());
+    assert_eq!(
+        all.completed,
+        after.iter().map(|s| s.completed).sum::<u64>()
+    );
     let h5_new = (2500..2600).filter(|i| i % 13 == 5).count() as u64;
     assert_eq!(
         (after[5].size, after[5].completed),
