@@ -35,10 +35,12 @@ pub struct StoreOptions {
 
 impl Default for StoreOptions {
     fn default() -> Self {
-        // Small on purpose: RAM is for the seen set (100M URLs in ~2 GB);
-        // the write path gains little from bigger memtables.
+        // Memtables small on purpose: RAM is for the seen set (100M URLs in
+        // ~2 GB) and the write path gains little from bigger ones. The cache
+        // must hold the tables' filter and index blocks: at 8 MiB they were
+        // evicted and re-read (and re-checksummed) on every point read.
         StoreOptions {
-            cache_bytes: 8 << 20,
+            cache_bytes: 32 << 20,
             memtable_bytes: 8 << 20,
         }
     }
