@@ -148,10 +148,12 @@ impl Frontier {
 
     /// Closes: writes a seen snapshot (so the next open restores instead of
     /// rebuilding) and makes every write durable. Dropping without `close`
-    /// is safe too: the next open replays the seen log.
+    /// is safe too: the next open replays the seen log. Close also flushes
+    /// the memtables to tables, so the next open replays no journal.
     pub fn close(self) -> Result<()> {
         self.snapshot_seen()?;
-        self.committer.sync_now()
+        self.committer.sync_now()?;
+        self.store.flush_memtables()
     }
 
     /// Bytes the state directory takes on disk.

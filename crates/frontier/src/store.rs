@@ -92,6 +92,16 @@ impl Store {
         })
     }
 
+    /// Writes every memtable to a table and waits, so the next open has no
+    /// journal to replay (at close: replaying up to `max_journaling_size`
+    /// was most of a restart).
+    pub fn flush_memtables(&self) -> Result<()> {
+        for ks in [&self.meta, &self.queues, &self.urls, &self.sched] {
+            ks.rotate_memtable_and_wait()?;
+        }
+        Ok(())
+    }
+
     /// Bytes on disk under the state directory.
     pub fn disk_bytes(&self) -> u64 {
         self.db.disk_space().unwrap_or(0) + 16
