@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 use fjall::{Database, PersistMode};
 
 use crate::error::{FrontierError, Result};
+use crate::seenidx::SharedLog;
 
 /// When an acknowledged write is durable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -45,6 +46,8 @@ impl Default for Durability {
 struct State {
     written: u64,
     durable: u64,
+    /// Seen-log (generation, end offset) of the newest written frame.
+    log_mark: Option<(u64, u64)>,
     poisoned: Option<Poison>,
     stop: bool,
 }
@@ -59,8 +62,8 @@ enum Poison {
 }
 
 impl Poison {
-    fn of(e: fjall::Error) -> Poison {
-        match FrontierError::from(e) {
+    fn of(e: impl Into<FrontierError>) -> Poison {
+        match e.into() {
             FrontierError::DiskFull(reason) => Poison::DiskFull(reason),
             other => Poison::Failed(format!("fsync of the journal failed: {other}")),
         }
@@ -86,6 +89,7 @@ struct Shared {
 pub struct Committer {
     shared: Arc<Shared>,
     db: Database,
+    log: Option<SharedLog>,
     mode: Durability,
     thread: Option<JoinHandle<()>>,
 }
@@ -131,7 +135,7 @@ fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
 
 impl Committer {
     /// Starts the committer for `db`.
-    pub fn start(db: Database, mode: Durability) -> Result<Committer> {
+    pub fn start(db: Database, mode: Durability, log: Option<SharedLog>) -> Result<Committer> {
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
             wake: Condvar::new(),
@@ -139,10 +143,10 @@ impl Committer {
         });
         let thread = match mode {
             Durability::GroupCommit { interval } => {
-                let (s, d) = (shared.clone(), db.clone());
+                let (s, d, l) = (shared.clone(), db.clone(), log.clone());
                 let handle = std::thread::Builder::new()
                     .name("mgz-frontier-commit".into())
-                    .spawn(move || run(&s, &d, interval))
+                    .spawn(move || run(&s, &d, l.as_ref(), interval))
                     .map_err(|e| FrontierError::io("commit thread", e))?;
                 Some(handle)
             }
@@ -151,16 +155,19 @@ impl Committer {
         Ok(Committer {
             shared,
             db,
+            log,
             mode,
             thread,
         })
     }
 
-    /// Registers a write just committed to the journal buffer; call while
-    /// still holding the lock that ordered the write.
-    pub fn written(&self) -> Result<Commit> {
+    /// Registers a write just committed to the journal buffer, whose keys
+    /// end at `mark` in the seen log; call while still holding the lock that
+    /// ordered the write.
+    pub fn written(&self, mark: Option<(u64, u64)>) -> Result<Commit> {
         if let Durability::OsBuffer = self.mode {
             self.db.persist(PersistMode::Buffer)?;
+            mark_durable(self.log.as_ref(), mark);
             return Ok(Commit::done());
         }
         let mut st = lock(&self.shared.state);
@@ -168,6 +175,7 @@ impl Committer {
             return Err(poison.error());
         }
         st.written += 1;
+        st.log_mark = mark.or(st.log_mark);
         self.shared.wake.notify_one();
         Ok(Commit {
             epoch: st.written,
@@ -177,6 +185,7 @@ impl Committer {
 
     /// Makes everything written so far durable now.
     pub fn sync_now(&self) -> Result<()> {
+        sync_log(self.log.as_ref())?;
         self.db.persist(PersistMode::SyncAll)?;
         Ok(())
     }
@@ -192,11 +201,34 @@ impl Drop for Committer {
     }
 }
 
+/// Appends a durable mark to the seen log if it is still the generation the
+/// mark belongs to. A failure only costs checks at the next open: warn.
+fn mark_durable(log: Option<&SharedLog>, mark: Option<(u64, u64)>) {
+    let (Some(log), Some((generation, offset))) = (log, mark) else {
+        return;
+    };
+    let mut l = log.lock().unwrap_or_else(|p| p.into_inner());
+    if l.generation() == generation
+        && let Err(e) = l.mark_durable(offset)
+    {
+        tracing::warn!(error = %e, "seen log: could not write a durable mark");
+    }
+}
+
+/// fsyncs the seen log (before the journal: an fsynced batch must never
+/// lack its keys in the log).
+fn sync_log(log: Option<&SharedLog>) -> Result<()> {
+    match log {
+        Some(l) => l.lock().unwrap_or_else(|p| p.into_inner()).sync(),
+        None => Ok(()),
+    }
+}
+
 /// The committer thread: wait for work, respect the interval, fsync, publish.
-fn run(shared: &Shared, db: &Database, interval: Duration) {
+fn run(shared: &Shared, db: &Database, log: Option<&SharedLog>, interval: Duration) {
     let mut last = Instant::now() - interval;
     loop {
-        let target = {
+        let (target, mark) = {
             let mut st = lock(&shared.state);
             while st.written == st.durable && !st.stop {
                 st = shared.wake.wait(st).unwrap_or_else(|p| p.into_inner());
@@ -210,10 +242,13 @@ fn run(shared: &Shared, db: &Database, interval: Duration) {
                 std::thread::sleep(wait);
                 st = lock(&shared.state);
             }
-            st.written
+            (st.written, st.log_mark)
         };
         last = Instant::now();
-        let result = db.persist(PersistMode::SyncData);
+        let result = sync_log(log).and_then(|()| Ok(db.persist(PersistMode::SyncData)?));
+        if result.is_ok() {
+            mark_durable(log, mark);
+        }
         let mut st = lock(&shared.state);
         match result {
             Ok(()) => st.durable = st.durable.max(target),

@@ -34,7 +34,7 @@ impl Frontier {
             t.active = active;
             let mut batch = self.store.db.batch();
             batch.insert(&self.store.meta, b"active", [u8::from(active)]);
-            self.commit(batch)?
+            self.commit(&mut t, batch)?
         };
         commit.wait()
     }
@@ -57,7 +57,7 @@ impl Frontier {
                 f(&mut q.rec);
             }
             t.write_queues([qid], &self.store, &mut batch);
-            self.commit(batch)?
+            self.commit(&mut t, batch)?
         };
         commit.wait()
     }
@@ -77,7 +77,7 @@ impl Frontier {
                 f(&mut c.rec);
                 batch.insert(&self.store.meta, crawl_meta_key(cid), c.rec.encode());
             }
-            self.commit(batch)?
+            self.commit(&mut t, batch)?
         };
         commit.wait()
     }

@@ -1,7 +1,7 @@
 //! Deleting queues, crawls and old URLs. Each call is one atomic batch (so a
 //! crash leaves the queue either whole or gone) and marks the crawl's seen set
-//! dirty: its "seen" answers are checked against the store until the next
-//! reopen rebuilds it.
+//! dirty (durably: a seen-log record, then the snapshot's flag): its "seen"
+//! answers are checked against the store until a reopen rebuilds the set.
 
 use crate::codec::{UrlState, sched_key};
 use crate::error::Result;
@@ -21,8 +21,9 @@ impl Frontier {
                 return Ok(0);
             }
             let mut batch = self.store.db.batch();
+            t.fold_counters(&self.store, &mut batch);
             let n = self.drop_queues(&mut t, &qids, &mut batch)?;
-            (n, self.commit(batch)?)
+            (n, self.commit(&mut t, batch)?)
         };
         commit.wait()?;
         Ok(n)
@@ -37,11 +38,12 @@ impl Frontier {
             };
             let qids = queue_ids(&t, crawl, None);
             let mut batch = self.store.db.batch();
+            t.fold_counters(&self.store, &mut batch);
             let n = self.drop_queues(&mut t, &qids, &mut batch)?;
             batch.remove(&self.store.meta, crawl_meta_key(cid));
             t.crawls.remove(&cid);
             t.crawl_ids.remove(crawl_name(crawl));
-            (n, self.commit(batch)?)
+            (n, self.commit(&mut t, batch)?)
         };
         commit.wait()?;
         Ok(n)
@@ -62,8 +64,9 @@ impl Frontier {
                 return Ok(0);
             }
             mark_dirty(&mut t, crawl);
-            t.write_queues(queue_ids(&t, crawl, key), &self.store, &mut batch);
-            (n, self.commit(batch)?)
+            let qids = queue_ids(&t, crawl, key);
+            t.write_queues(qids, &self.store, &mut batch);
+            (n, self.commit(&mut t, batch)?)
         };
         commit.wait()?;
         Ok(n)
@@ -121,10 +124,8 @@ impl Frontier {
                 batch.remove(&self.store.sched, kv.key()?);
             }
             batch.remove(&self.store.queues, qid.to_be_bytes());
-            if let Some(q) = t.remove_queue(qid)
-                && let Some(c) = t.crawls.get_mut(&q.rec.crawl)
-            {
-                c.dirty = true;
+            if let Some(q) = t.remove_queue(qid) {
+                t.set_dirty(q.rec.crawl);
             }
         }
         Ok(n)
@@ -132,11 +133,7 @@ impl Frontier {
 }
 
 fn mark_dirty(t: &mut Table, crawl: &str) {
-    if let Some(c) = t
-        .crawl_ids
-        .get(crawl_name(crawl))
-        .and_then(|id| t.crawls.get_mut(id))
-    {
-        c.dirty = true;
+    if let Some(&id) = t.crawl_ids.get(crawl_name(crawl)) {
+        t.set_dirty(id);
     }
 }

@@ -13,6 +13,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::commit::{Commit, Committer, Durability};
 use crate::error::{FrontierError, Result};
 use crate::records::{CrawlRec, DEFAULT_DELAY_MS, QueueRec, crawl_meta_key};
+use crate::seenidx::SharedLog;
 use crate::store::{Store, StoreOptions};
 use crate::table::{Crawl, Table};
 use crate::types::MAX_KEY_LEN;
@@ -33,6 +34,11 @@ pub struct FrontierOptions {
     pub clock: Arc<dyn Clock>,
     /// Canonicalisation policy applied to every URL.
     pub policy: mgz_url::Policy,
+    /// A "seen" answer of a backend whose false-positive rate per lookup is
+    /// at most this is trusted without reading the store (default 1e-9:
+    /// `fingerprint`'s 2^-36 ≈ 1.5e-11 qualifies, `bloom`'s 1% does not).
+    /// 0 checks every "seen" answer of a probabilistic backend in the store.
+    pub trust_seen_fpr: f64,
 }
 
 impl Default for FrontierOptions {
@@ -43,6 +49,7 @@ impl Default for FrontierOptions {
             seen: Arc::new(|| Box::new(mgz_seen::hash::HashSeen::new())),
             clock: Arc::new(SystemClock),
             policy: mgz_url::Policy::safe(),
+            trust_seen_fpr: 1e-9,
         }
     }
 }
@@ -64,6 +71,10 @@ pub struct Frontier {
     pub(crate) committer: Committer,
     pub(crate) table: Mutex<Table>,
     pub(crate) opts: FrontierOptions,
+    /// The seen log (`None`: the backend has no snapshot form).
+    pub(crate) seen_log: Option<SharedLog>,
+    /// Held while a snapshot is written (one at a time).
+    pub(crate) snapshotting: Mutex<()>,
 }
 
 impl std::fmt::Debug for Frontier {
@@ -86,18 +97,23 @@ impl Frontier {
             ..Table::default()
         };
         crate::recover::load(&store, &mut table, &opts.seen)?;
+        let seen_log = crate::seenidx::load(&store, &mut table, &opts.seen)?
+            .map(|log| Arc::new(Mutex::new(log)));
+        table.logging = seen_log.is_some();
         tracing::info!(
             store_s,
             load_s = started.elapsed().as_secs_f64() - store_s,
             queues = table.queues.len(),
             "frontier opened"
         );
-        let committer = Committer::start(store.db.clone(), opts.durability)?;
+        let committer = Committer::start(store.db.clone(), opts.durability, seen_log.clone())?;
         Ok(Frontier {
             store,
             committer,
             table: Mutex::new(table),
             opts,
+            seen_log,
+            snapshotting: Mutex::new(()),
         })
     }
 
@@ -109,10 +125,20 @@ impl Frontier {
         self.opts.clock.now_ms()
     }
 
-    /// Commits `batch` and registers it with the group committer.
-    pub(crate) fn commit(&self, batch: fjall::OwnedWriteBatch) -> Result<Commit> {
+    /// Writes the seen-log frame of this write (before the store may hold
+    /// the batch), commits `batch` and registers it with the group committer.
+    pub(crate) fn commit(&self, t: &mut Table, batch: fjall::OwnedWriteBatch) -> Result<Commit> {
+        let mut mark = None;
+        if let Some(log) = &self.seen_log
+            && !t.log_buf.is_empty()
+        {
+            let mut l = log.lock().unwrap_or_else(|p| p.into_inner());
+            let appended = l.append(&t.log_buf);
+            t.log_buf.clear();
+            mark = Some((l.generation(), appended?));
+        }
         batch.commit()?;
-        self.committer.written()
+        self.committer.written(mark)
     }
 
     /// Makes every write so far durable now (fsync), without waiting for the group interval.
@@ -120,9 +146,14 @@ impl Frontier {
         self.committer.sync_now()
     }
 
-    /// Closes: makes every write durable (dropping does the same, ignoring errors).
+    /// Closes: writes a seen snapshot (so the next open restores instead of
+    /// rebuilding) and makes every write durable. Dropping without `close`
+    /// is safe too: the next open replays the seen log. Close also flushes
+    /// the memtables to tables, so the next open replays no journal.
     pub fn close(self) -> Result<()> {
-        self.committer.sync_now()
+        self.snapshot_seen()?;
+        self.committer.sync_now()?;
+        self.store.flush_memtables()
     }
 
     /// Bytes the state directory takes on disk.
@@ -209,15 +240,18 @@ impl Table {
         qid
     }
 
-    /// Adds the records of `qids` and the sequence counter to `batch`.
+    /// Adds the full records of `qids` and the sequence counter to
+    /// `batch`, folding pending counter records first (see `counters`).
     pub(crate) fn write_queues(
-        &self,
+        &mut self,
         qids: impl IntoIterator<Item = u32>,
         store: &Store,
         batch: &mut fjall::OwnedWriteBatch,
     ) {
+        self.fold_counters(store, batch);
         for qid in qids {
-            if let Some(q) = self.queues.get(&qid) {
+            if let Some(q) = self.queues.get_mut(&qid) {
+                q.stored = true;
                 batch.insert(&store.queues, qid.to_be_bytes(), q.rec.encode());
             }
         }

@@ -217,6 +217,7 @@ impl Frontier {
             let body = Body::decode(&v)?;
             let expiry = ask.now_ms + ask.lease_ms;
             q.leases.insert((next_fetch, seq), expiry);
+            q.by_url.insert(url_hash(&body.url), (next_fetch, seq));
             q.lease_min_expiry_ms = q.lease_min_expiry_ms.min(expiry);
             out.push(record(crawl, &q.rec.key, body, next_fetch));
             got += 1;
@@ -254,6 +255,11 @@ fn room(q: &mut Queue, delay_ms: u64, ask: &Ask, stamp: u64) -> Option<usize> {
         room = room.min(u64::from(q.rec.limit).saturating_sub(used) as usize);
     }
     (room > 0 && q.may_have_due(ask.now_ms)).then_some(room)
+}
+
+/// Key of [`Queue::by_url`]: xxh3-128 of the canonical URL text.
+pub(crate) fn url_hash(url: &str) -> u128 {
+    xxhash_rust::xxh3::xxh3_128(url.as_bytes())
 }
 
 /// 0 means unlimited.

@@ -20,6 +20,7 @@ mod clock;
 mod codec;
 mod commit;
 mod control;
+mod counters;
 mod delete;
 mod error;
 mod frontier;
@@ -28,6 +29,9 @@ mod lookup;
 mod put;
 mod records;
 mod recover;
+mod seenidx;
+mod seenlog;
+mod snapshot;
 mod store;
 mod table;
 mod torn;
@@ -53,6 +57,7 @@ pub mod fuzzing {
         let _ = crate::codec::parse_sched_key(bytes);
         let _ = crate::records::QueueRec::decode(bytes);
         let _ = crate::records::CrawlRec::decode(bytes);
+        let _ = crate::counters::decode(bytes);
     }
 }
 

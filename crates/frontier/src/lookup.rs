@@ -34,6 +34,22 @@ impl Frontier {
         s
     }
 
+    /// Counters summed over every queue of every crawl, in one pass over
+    /// the in-RAM queue heads (no store reads; cost linear in queues).
+    pub fn stats_all(&self) -> Stats {
+        let now = self.now_ms();
+        let mut t = self.lock();
+        let mut s = Stats::default();
+        for q in t.queues.values_mut() {
+            s.queues += 1;
+            s.size += q.rec.pending;
+            s.completed += q.rec.completed;
+            s.in_flight += q.live_leases(now) as u64;
+            s.active_queues += u64::from(q.rec.pending > 0);
+        }
+        s
+    }
+
     /// Names of every crawl.
     pub fn list_crawls(&self) -> Vec<String> {
         let mut v: Vec<String> = self.lock().crawl_ids.keys().cloned().collect();

@@ -38,6 +38,12 @@ impl Frontier {
     /// Like [`Frontier::put_discovered`] but returns before durability: the
     /// outcomes may be acknowledged only after `Commit::wait` returns `Ok`.
     pub fn put_discovered_nowait(&self, items: &[UrlItem]) -> Result<(Vec<PutOutcome>, Commit)> {
+        let done = self.discover(items)?;
+        self.maybe_snapshot()?;
+        Ok(done)
+    }
+
+    fn discover(&self, items: &[UrlItem]) -> Result<(Vec<PutOutcome>, Commit)> {
         let now_s = (self.now_ms() / 1000).max(1);
         let prepared: Vec<_> = items.iter().map(|i| self.prepare(i, now_s)).collect();
         let mut out = Vec::with_capacity(items.len());
@@ -54,11 +60,11 @@ impl Frontier {
                 }
             };
             let cid = t.crawl_id(&p.crawl, &self.store, &mut batch, &self.opts.seen);
-            if !self.is_new(&mut t, cid, &p, &mut in_batch)? {
+            let qid = t.queue_id(cid, &p.key);
+            if !self.is_new(&mut t, (cid, qid), &p, &mut in_batch)? {
                 out.push(PutOutcome::Seen);
                 continue;
             }
-            let qid = t.queue_id(cid, &p.key);
             insert_pending(&mut t, &self.store, &mut batch, qid, &p, now_s);
             touched.insert(qid);
             out.push(PutOutcome::New);
@@ -66,8 +72,8 @@ impl Frontier {
         if batch.is_empty() {
             return Ok((out, Commit::done()));
         }
-        t.write_queues(touched, &self.store, &mut batch);
-        let commit = self.commit(batch)?;
+        t.write_counters(touched, &self.store, &mut batch);
+        let commit = self.commit(&mut t, batch)?;
         Ok((out, commit))
     }
 
@@ -81,6 +87,12 @@ impl Frontier {
 
     /// Like [`Frontier::put_known`] but returns before durability.
     pub fn put_known_nowait(&self, items: &[KnownItem]) -> Result<(Vec<PutOutcome>, Commit)> {
+        let done = self.overwrite_all(items)?;
+        self.maybe_snapshot()?;
+        Ok(done)
+    }
+
+    fn overwrite_all(&self, items: &[KnownItem]) -> Result<(Vec<PutOutcome>, Commit)> {
         let now_s = (self.now_ms() / 1000).max(1);
         let mut out = Vec::with_capacity(items.len());
         let mut t = self.lock();
@@ -101,21 +113,20 @@ impl Frontier {
             let k = url_key(qid, &p.ukey);
             if !keys_in_batch.insert(k.clone()) {
                 // Same URL twice: its second write must see the first one.
-                t.write_queues(touched.drain(), &self.store, &mut batch);
-                commit = self.commit(std::mem::replace(&mut batch, self.store.db.batch()))?;
+                t.write_counters(touched.drain(), &self.store, &mut batch);
+                let full = std::mem::replace(&mut batch, self.store.db.batch());
+                commit = self.commit(&mut t, full)?;
                 keys_in_batch.clear();
                 keys_in_batch.insert(k.clone());
             }
-            if let Some(c) = t.crawls.get_mut(&cid) {
-                c.seen.insert(&p.ukey);
-            }
+            t.seen_insert(cid, qid, &p.ukey);
             let outcome = self.overwrite(&mut t, &mut batch, qid, &k, p, item.next_fetch)?;
             touched.insert(qid);
             out.push(outcome);
         }
         if !batch.is_empty() {
-            t.write_queues(touched, &self.store, &mut batch);
-            commit = self.commit(batch)?;
+            t.write_counters(touched, &self.store, &mut batch);
+            commit = self.commit(&mut t, batch)?;
         }
         Ok((out, commit))
     }
@@ -154,22 +165,27 @@ impl Frontier {
         })
     }
 
-    /// Whether `p` is new in crawl `cid`, marking it seen. A "seen" answer is
-    /// checked against the store when the set may be wrong (deletions since it
-    /// was built, or a backend with false positives).
+    /// Whether `p` (bound for queue `qid`) is new in crawl `cid`, marking
+    /// it seen. A "seen" answer is checked against the store when the set may
+    /// be wrong: deletions since it was built, or a backend whose
+    /// false-positive rate is above `FrontierOptions::trust_seen_fpr`.
     fn is_new(
         &self,
         t: &mut Table,
-        cid: u32,
+        (cid, qid): (u32, u32),
         p: &Prepared,
         in_batch: &mut HashSet<(u32, Vec<u8>)>,
     ) -> Result<bool> {
-        let Some(c) = t.crawls.get_mut(&cid) else {
+        let Some(c) = t.crawls.get(&cid) else {
             return Ok(false);
         };
-        let exact = matches!(c.seen.guarantee(), mgz_seen::Guarantee::Exact);
-        let check = c.dirty || !exact;
-        if c.seen.insert(&p.ukey) {
+        let trusted = match c.seen.guarantee() {
+            mgz_seen::Guarantee::Exact => true,
+            mgz_seen::Guarantee::FalsePositive { rate } => rate <= self.opts.trust_seen_fpr,
+            _ => false,
+        };
+        let check = c.dirty || !trusted;
+        if t.seen_insert(cid, qid, &p.ukey) {
             if check {
                 in_batch.insert((cid, p.ukey.clone()));
             }
@@ -178,9 +194,6 @@ impl Frontier {
         if !check || !in_batch.insert((cid, p.ukey.clone())) {
             return Ok(false);
         }
-        let Some(qid) = t.qid(cid, &p.key) else {
-            return Ok(true);
-        };
         Ok(!self.store.urls.contains_key(url_key(qid, &p.ukey))?)
     }
 
@@ -194,12 +207,18 @@ impl Frontier {
         p: Prepared,
         next_fetch: u64,
     ) -> Result<PutOutcome> {
-        let old = match self.store.urls.get(k)? {
-            Some(v) => Some(UrlState::decode(&v)?),
-            None => None,
-        };
         let Some(q) = t.queues.get_mut(&qid) else {
             return Ok(PutOutcome::Seen);
+        };
+        let h = crate::get::url_hash(&p.body.url);
+        // A leased URL is pending at its lease key: no store read needed.
+        let leased = q.by_url.remove(&h).filter(|lk| q.leases.contains_key(lk));
+        let old = match leased {
+            Some((next_fetch, seq)) => Some(UrlState::Pending { next_fetch, seq }),
+            None => match self.store.urls.get(k)? {
+                Some(v) => Some(UrlState::decode(&v)?),
+                None => None,
+            },
         };
         match &old {
             Some(UrlState::Pending { next_fetch, seq }) => {

@@ -1,10 +1,8 @@
-//! Reopening: control records first, then the seen sets rebuilt from the
-//! `urls` keyspace (the store is the single source of truth, so there is no
-//! separate seen-set file that could disagree with it).
-//!
-//! Cost: one sequential scan of `urls` keys, ~0.3 µs per URL plus the seen
-//! set's insert. Leases are not durable: everything in flight at a crash is
-//! simply pending again.
+//! Reopening: control records (crawls, queues, counters); then `seenidx`
+//! restores the seen sets from their snapshot and log, or calls
+//! [`rebuild_seen`] here: one sequential scan of the `urls` keys (~0.3 µs per
+//! URL plus the seen set's insert on an idle machine). Leases are not
+//! durable: everything in flight at a crash is simply pending again.
 
 use crate::error::{FrontierError, Result};
 use crate::frontier::SeenFactory;
@@ -12,7 +10,7 @@ use crate::records::{CrawlRec, QueueRec};
 use crate::store::Store;
 use crate::table::Table;
 
-/// Loads crawls, queues, counters and seen sets from `store` into `table`.
+/// Loads crawls, queues and counters from `store` into `table`.
 pub fn load(store: &Store, table: &mut Table, seen: &SeenFactory) -> Result<()> {
     for kv in store.meta.prefix(b"c") {
         let (k, v) = kv.into_inner()?;
@@ -40,12 +38,16 @@ pub fn load(store: &Store, table: &mut Table, seen: &SeenFactory) -> Result<()> 
             ));
         }
         table.insert_queue(qid, rec);
+        if let Some(q) = table.queues.get_mut(&qid) {
+            q.stored = true;
+        }
     }
-    rebuild_seen(store, table)
+    crate::counters::load(store, table)?;
+    Ok(())
 }
 
 /// Inserts every stored URL key into its crawl's seen set.
-fn rebuild_seen(store: &Store, table: &mut Table) -> Result<()> {
+pub fn rebuild_seen(store: &Store, table: &mut Table) -> Result<()> {
     let mut current: Option<(u32, u32)> = None; // (qid, crawl)
     for kv in store.urls.iter() {
         let k = kv.key()?;

@@ -18,7 +18,10 @@ use xxhash_rust::xxh3::xxh3_64;
 use crate::error::{FrontierError, Result};
 
 /// Version of the on-disk layout; bumped on any incompatible change.
-pub const FORMAT_VERSION: u32 = 1;
+/// 2: counter records (`meta` "n" keys) hold queue counters between folds.
+/// A version-1 directory is a valid version-2 one with no counter records, so
+/// it is upgraded in place at open (an older binary then refuses it).
+pub const FORMAT_VERSION: u32 = 2;
 const MAGIC: &[u8; 4] = b"MGZF";
 
 /// Tuning of the embedded store.
@@ -32,9 +35,13 @@ pub struct StoreOptions {
 
 impl Default for StoreOptions {
     fn default() -> Self {
+        // Memtables small on purpose: RAM is for the seen set (100M URLs in
+        // ~2 GB) and the write path gains little from bigger ones. The cache
+        // must hold the tables' filter and index blocks: at 8 MiB they were
+        // evicted and re-read (and re-checksummed) on every point read.
         StoreOptions {
             cache_bytes: 32 << 20,
-            memtable_bytes: 32 << 20,
+            memtable_bytes: 8 << 20,
         }
     }
 }
@@ -87,6 +94,16 @@ impl Store {
         })
     }
 
+    /// Writes every memtable to a table and waits, so the next open has no
+    /// journal to replay (at close: replaying up to `max_journaling_size`
+    /// was most of a restart).
+    pub fn flush_memtables(&self) -> Result<()> {
+        for ks in [&self.meta, &self.queues, &self.urls, &self.sched] {
+            ks.rotate_memtable_and_wait()?;
+        }
+        Ok(())
+    }
+
     /// Bytes on disk under the state directory.
     pub fn disk_bytes(&self) -> u64 {
         self.db.disk_space().unwrap_or(0) + 16
@@ -115,7 +132,11 @@ pub fn format_bytes(version: u32) -> [u8; 16] {
 fn check_format_file(dir: &Path) -> Result<()> {
     let path = dir.join("FORMAT");
     match std::fs::read(&path) {
-        Ok(bytes) => parse_format(&bytes).map_err(|e| e.in_file(&path)),
+        Ok(bytes) => match parse_format(&bytes) {
+            // Version 1 stores open as they are; the file is rewritten to say so.
+            Err(FrontierError::FormatVersion { found: 1, .. }) => write_format_file(&path),
+            other => other.map_err(|e| e.in_file(&path)),
+        },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             if dir.join("store").exists() {
                 return Err(FrontierError::corrupt(
@@ -169,7 +190,7 @@ mod tests {
         assert!(parse_format(&format_bytes(FORMAT_VERSION)).is_ok());
         assert!(matches!(
             parse_format(&format_bytes(FORMAT_VERSION + 1)),
-            Err(FrontierError::FormatVersion { found: 2, .. })
+            Err(FrontierError::FormatVersion { found: 3, .. })
         ));
         let mut b = format_bytes(FORMAT_VERSION);
         b[5] ^= 1;

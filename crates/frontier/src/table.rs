@@ -43,6 +43,12 @@ pub struct Queue {
     /// Skipping the head this way avoids re-reading the tombstones that
     /// completed URLs leave at the front of the queue (the LSM queue trap).
     pub scan_from: LeaseKey,
+    /// Leased URLs by xxh3-128 of their canonical text, so completing one
+    /// needs no store read; an entry counts only while `leases` holds its key.
+    pub by_url: HashMap<u128, LeaseKey>,
+    /// Whether its full record is in the store (else the next write of its
+    /// counters writes the full record).
+    pub stored: bool,
 }
 
 /// A crawl in RAM: its queues by key and its seen set.
@@ -95,6 +101,12 @@ pub struct Table {
     pub get_calls: u64,
     /// Whether `get` serves anything.
     pub active: bool,
+    /// Whether seen-set changes are written to the seen log.
+    pub logging: bool,
+    /// Seen-log records of the write under way (one frame at commit).
+    pub log_buf: Vec<u8>,
+    /// Counter records not folded into queue records yet.
+    pub counters: crate::counters::CounterLog,
 }
 
 /// The registrable domain of a queue key (the key itself when it has none,
@@ -134,6 +146,8 @@ impl Table {
                 due_hint_s: 0,
                 stamp: 0,
                 scan_from: (0, 0),
+                stored: false,
+                by_url: HashMap::new(),
             },
         );
     }
@@ -154,6 +168,29 @@ impl Table {
     /// The qid of `key` in crawl `crawl`, if it exists.
     pub fn qid(&self, crawl: u32, key: &str) -> Option<u32> {
         self.crawls.get(&crawl)?.queues.get(key).copied()
+    }
+
+    /// Marks `key` (of queue `qid`) seen in crawl `crawl`; true if it was
+    /// new. New keys are recorded for the seen log.
+    pub fn seen_insert(&mut self, crawl: u32, qid: u32, key: &[u8]) -> bool {
+        let Some(c) = self.crawls.get_mut(&crawl) else {
+            return false;
+        };
+        let new = c.seen.insert(key);
+        if new && self.logging {
+            crate::seenlog::push_key(&mut self.log_buf, crawl, qid, key);
+        }
+        new
+    }
+
+    /// Marks crawl `crawl` dirty: URLs were deleted, "seen" answers need checking.
+    pub fn set_dirty(&mut self, crawl: u32) {
+        if let Some(c) = self.crawls.get_mut(&crawl) {
+            c.dirty = true;
+            if self.logging {
+                crate::seenlog::push_dirty(&mut self.log_buf, crawl);
+            }
+        }
     }
 
     /// Politeness delay of a queue in ms.
@@ -179,6 +216,8 @@ impl Queue {
                 live
             });
             if let Some(k) = first_expired {
+                let leases = &self.leases;
+                self.by_url.retain(|_, lk| leases.contains_key(lk));
                 // Their URLs are unleased pending entries again, maybe due.
                 self.due_hint_s = 0;
                 self.scan_from = self.scan_from.min(k);

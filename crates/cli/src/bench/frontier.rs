@@ -39,21 +39,58 @@ pub struct FrontierArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
+    /// Seen-set backend of the frontier (`mgz-seen` name), sized for `--urls`.
+    #[arg(long, default_value = "fingerprint")]
+    seen: String,
+    /// Block cache of the store, MiB (default: the library's).
+    #[arg(long)]
+    cache_mib: Option<u64>,
+    /// Memtable size per keyspace, MiB (default: the library's).
+    #[arg(long)]
+    memtable_mib: Option<u64>,
+}
+
+/// Frontier options of the run: the chosen seen backend, defaults otherwise.
+fn options(a: &FrontierArgs) -> anyhow::Result<FrontierOptions> {
+    let expected = usize::try_from(a.urls.max(1 << 20)).unwrap_or(usize::MAX);
+    let seen = mgz_frontier::seen_factory(&a.seen, expected)
+        .map_err(|e| anyhow::anyhow!("seen backend {:?}: {e}", a.seen))?;
+    let mut store = mgz_frontier::StoreOptions::default();
+    if let Some(m) = a.cache_mib {
+        store.cache_bytes = m << 20;
+    }
+    if let Some(m) = a.memtable_mib {
+        store.memtable_bytes = m << 20;
+    }
+    Ok(FrontierOptions {
+        seen,
+        store,
+        ..FrontierOptions::default()
+    })
 }
 
 /// Runs `mgz bench frontier`.
 pub fn run(a: FrontierArgs) -> anyhow::Result<ExitCode> {
     let tmp = tempfile_dir(&a)?;
     let dir = a.dir.clone().unwrap_or_else(|| tmp.clone());
-    let f = Frontier::open(&dir, FrontierOptions::default()).context("opening the frontier")?;
+    let f = Frontier::open(&dir, options(&a)?).context("opening the frontier")?;
     let baseline = baseline_put(&dir.join("baseline"), &a)?;
     let (submitted, put_s) = put_phase(&f, &a)?;
+    eprintln!(
+        "put phase {put_s:.1} s, peak RSS so far {} B, heap now {} B (peak {} B)",
+        peak_rss(),
+        crate::alloc::live(),
+        crate::alloc::peak()
+    );
     let stored = f.stats("", None).size;
     let seen_bytes = f.seen_bytes();
     let (served, get_s) = get_phase(&f)?;
-    drop(f);
+    eprintln!("get phase {get_s:.1} s, peak RSS so far {} B", peak_rss());
     let t = Instant::now();
-    let f = Frontier::open(&dir, FrontierOptions::default()).context("reopening")?;
+    f.close().context("closing")?;
+    eprintln!("close {:.1} s", t.elapsed().as_secs_f64());
+    let t = Instant::now();
+    let f = Frontier::open(&dir, options(&a)?).context("reopening")?;
     let restart_s = t.elapsed().as_secs_f64();
     let completed = f.stats("", None).completed;
     anyhow::ensure!(

@@ -1,0 +1,204 @@
+//! The seen index across restarts: restore from snapshot + log, or rebuild
+//! from the store; and taking snapshots (at close and when the log grows).
+//!
+//! ```text
+//! open:  seen.snap ok? ──yes──▶ restore each crawl's set ─▶ replay seen-<g>.log, seen-<g+1>.log …
+//!          │ no / corrupt / backend without snapshot form        │ log corrupt (not a torn tail)
+//!          ▼                                                     ▼
+//!        rebuild: one scan of the `urls` keys  ◀─────────────────┘
+//!          └─▶ write a fresh snapshot (gen g+1) and an empty log
+//! snapshot: under the table lock copy every set's bytes and switch to a new
+//!   log generation; outside it fsync the store, write seen.snap, delete old logs.
+//! ```
+//! Backends whose `snapshot()` is `None` get no log at all (nothing could use
+//! it): they are rebuilt from the store at every open, as before.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use crate::codec::url_key;
+use crate::error::{FrontierError, Result};
+use crate::frontier::{Frontier, SeenFactory};
+use crate::seenlog::{self, Replay, SeenLog};
+use crate::snapshot::{self, CrawlSnap, Snapshot};
+use crate::store::Store;
+use crate::table::Table;
+
+/// Log bytes after which a put triggers a new snapshot.
+pub const SNAPSHOT_AFTER_LOG_BYTES: u64 = 128 << 20;
+
+/// The shared seen log (the committer appends durable marks to it).
+pub type SharedLog = Arc<Mutex<SeenLog>>;
+
+/// Fills the seen sets of `table` (control records already loaded); returns
+/// the log to append to, or `None` when the backend has no snapshot form.
+pub fn load(store: &Store, table: &mut Table, factory: &SeenFactory) -> Result<Option<SeenLog>> {
+    let dir = store.dir.as_path();
+    if factory().snapshot().is_none() {
+        crate::recover::rebuild_seen(store, table)?;
+        remove_all(dir)?;
+        return Ok(None);
+    }
+    match restore(store, table, factory) {
+        Ok(Some(log)) => return Ok(Some(log)),
+        Ok(None) => {}
+        Err(e @ FrontierError::Io { .. }) => return Err(e),
+        Err(e) => {
+            tracing::warn!(error = %e, "seen snapshot or log unusable: rebuilding from the store");
+        }
+    }
+    for c in table.crawls.values_mut() {
+        c.seen = factory();
+        c.dirty = false;
+    }
+    crate::recover::rebuild_seen(store, table)?;
+    let generation = log_generations(dir)?.last().map_or(0, |g| g + 1);
+    let log = SeenLog::create(dir, generation)?;
+    let snap = capture(table, generation).ok_or_else(|| {
+        FrontierError::corrupt("seen snapshot", "backend stopped giving snapshots")
+    })?;
+    snap.write(dir)?;
+    remove_logs_before(dir, generation)?;
+    Ok(Some(log))
+}
+
+/// Snapshot + logs into `table`; `Ok(None)` when there is no snapshot.
+fn restore(store: &Store, table: &mut Table, factory: &SeenFactory) -> Result<Option<SeenLog>> {
+    let dir = store.dir.as_path();
+    let Some(snap) = Snapshot::read(dir)? else {
+        return Ok(None);
+    };
+    let want = factory().name();
+    for c in &snap.crawls {
+        if c.backend != want {
+            return Err(FrontierError::corrupt(
+                "seen snapshot",
+                format!("backend {} but {want} was asked for", c.backend),
+            ));
+        }
+    }
+    for (id, crawl) in table.crawls.iter_mut() {
+        crawl.seen = factory();
+        crawl.dirty = false;
+        if let Some(c) = snap.crawls.iter().find(|c| c.id == *id) {
+            crawl.seen = mgz_seen::restore(&c.backend, &c.bytes)
+                .map_err(|e| FrontierError::corrupt("seen snapshot", e.to_string()))?;
+            crawl.dirty = c.dirty;
+        }
+    }
+    let mut generation = snap.generation;
+    let mut last = None;
+    while let Some(replay) = seenlog::read(dir, generation)? {
+        apply(store, table, &replay)?;
+        last = Some((generation, replay.good_len));
+        generation += 1;
+    }
+    let log = match last {
+        Some((g, len)) => SeenLog::append_at(dir, g, len)?,
+        None => SeenLog::create(dir, snap.generation)?,
+    };
+    Ok(Some(log))
+}
+
+/// Applies one log file: dirty marks, trusted keys, and the other keys
+/// only if the store has them (their batch may have died after the frame).
+fn apply(store: &Store, table: &mut Table, r: &Replay) -> Result<()> {
+    for id in &r.dirty {
+        if let Some(c) = table.crawls.get_mut(id) {
+            c.dirty = true;
+        }
+    }
+    for k in &r.keys {
+        let Some(c) = table.crawls.get_mut(&k.crawl) else {
+            continue;
+        };
+        if k.trusted || store.urls.contains_key(url_key(k.qid, &k.key))? {
+            c.seen.insert(&k.key);
+        }
+    }
+    Ok(())
+}
+
+/// Every crawl's set as a snapshot continuing with log `generation`;
+/// `None` if a set has no snapshot form.
+fn capture(table: &Table, generation: u64) -> Option<Snapshot> {
+    let mut crawls = Vec::with_capacity(table.crawls.len());
+    for (&id, c) in &table.crawls {
+        crawls.push(CrawlSnap {
+            id,
+            dirty: c.dirty,
+            backend: c.seen.name().to_string(),
+            bytes: c.seen.snapshot()?,
+        });
+    }
+    crawls.sort_by_key(|c| c.id);
+    Some(Snapshot { generation, crawls })
+}
+
+impl Frontier {
+    /// Writes a seen snapshot now and starts a new, empty seen log, so the
+    /// next open restores instead of replaying or rebuilding. Done by
+    /// [`Frontier::close`] and automatically when the log passes
+    /// 128 MiB; a no-op for backends without a snapshot form.
+    pub fn snapshot_seen(&self) -> Result<()> {
+        let Some(log) = &self.seen_log else {
+            return Ok(());
+        };
+        let _one_at_a_time = self.snapshotting.lock().unwrap_or_else(|p| p.into_inner());
+        let snap = {
+            let t = self.lock();
+            let mut l = log.lock().unwrap_or_else(|p| p.into_inner());
+            let next = l.generation() + 1;
+            let Some(snap) = capture(&t, next) else {
+                return Ok(());
+            };
+            *l = SeenLog::create(&self.store.dir, next)?;
+            snap
+        };
+        // Every batch whose keys the snapshot holds was committed before the
+        // switch: make them durable before the snapshot can vouch for them.
+        self.store.db.persist(fjall::PersistMode::SyncAll)?;
+        snap.write(&self.store.dir)?;
+        remove_logs_before(&self.store.dir, snap.generation)
+    }
+
+    /// Takes a snapshot if the log has grown past the threshold.
+    pub(crate) fn maybe_snapshot(&self) -> Result<()> {
+        let due = self.seen_log.as_ref().is_some_and(|log| {
+            log.lock().unwrap_or_else(|p| p.into_inner()).len() > SNAPSHOT_AFTER_LOG_BYTES
+        });
+        if due { self.snapshot_seen() } else { Ok(()) }
+    }
+}
+
+/// Log generations present in `dir`, ascending.
+fn log_generations(dir: &Path) -> Result<Vec<u64>> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).map_err(|e| FrontierError::io(dir, e))? {
+        let e = e.map_err(|e| FrontierError::io(dir, e))?;
+        let name = e.file_name();
+        let g = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("seen-"))
+            .and_then(|n| n.strip_suffix(".log"))
+            .and_then(|n| n.parse::<u64>().ok());
+        out.extend(g);
+    }
+    out.sort_unstable();
+    Ok(out)
+}
+
+fn remove_logs_before(dir: &Path, generation: u64) -> Result<()> {
+    for g in log_generations(dir)? {
+        if g < generation {
+            let p = seenlog::log_path(dir, g);
+            std::fs::remove_file(&p).map_err(|e| FrontierError::io(p, e))?;
+        }
+    }
+    Ok(())
+}
+
+fn remove_all(dir: &Path) -> Result<()> {
+    remove_logs_before(dir, u64::MAX)?;
+    snapshot::remove(dir)
+}

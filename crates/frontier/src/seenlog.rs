@@ -1,0 +1,408 @@
+//! The seen log: an append-only file of the keys added to the seen sets
+//! since the last snapshot (see `snapshot`), so a restart restores the
+//! snapshot and replays this short tail instead of rescanning the store.
+//!
+//! ```text
+//! DIR/seen-<gen>.log
+//!   header  "MGZL" | version u32 | gen u64 | xxh3-64 of the first 16 B      24 B
+//!   frame   len u32 | payload (len B) | xxh3-64 of (len ‖ payload)          12 B + payload
+//!   payload records, each led by a tag byte:
+//!     1 key        crawl u32 | qid u32 | klen u16 | key        11 B + key (~70 B per URL)
+//!     2 durable    offset u64: every frame ending at or before it is in the fsynced store
+//!     3 dirty      crawl u32: URLs of that crawl were deleted (its "seen" answers need checking)
+//! ```
+//! All integers little-endian.
+//!
+//! Invariants: one frame per write call, written (to the OS) *before* the
+//! store batch it describes is committed, so after a process kill the log
+//! holds every key the store holds. The converse does not hold (the batch may
+//! be lost after its frame was written), so at replay keys in frames after the
+//! last `durable` mark are checked against the store before they are trusted.
+//! A frame cut short at the end of the file (a torn write) is truncated with a
+//! warning; a bad frame followed by more data is corruption and makes the
+//! caller rebuild the seen sets from the store.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::error::{FrontierError, Result};
+
+const MAGIC: &[u8; 4] = b"MGZL";
+/// Version of the seen-log format.
+pub const LOG_VERSION: u32 = 1;
+const HEADER: usize = 24;
+pub(crate) const TAG_KEY: u8 = 1;
+pub(crate) const TAG_DURABLE: u8 = 2;
+pub(crate) const TAG_DIRTY: u8 = 3;
+
+/// Path of log generation `gen` in `dir`.
+pub fn log_path(dir: &Path, generation: u64) -> PathBuf {
+    dir.join(format!("seen-{generation}.log"))
+}
+
+/// Appends a key record to a frame payload under construction.
+pub fn push_key(buf: &mut Vec<u8>, crawl: u32, qid: u32, key: &[u8]) {
+    let len = u16::try_from(key.len()).unwrap_or(u16::MAX);
+    buf.push(TAG_KEY);
+    buf.extend_from_slice(&crawl.to_le_bytes());
+    buf.extend_from_slice(&qid.to_le_bytes());
+    buf.extend_from_slice(&len.to_le_bytes());
+    buf.extend_from_slice(&key[..usize::from(len)]);
+}
+
+/// Appends a dirty record to a frame payload under construction.
+pub fn push_dirty(buf: &mut Vec<u8>, crawl: u32) {
+    buf.push(TAG_DIRTY);
+    buf.extend_from_slice(&crawl.to_le_bytes());
+}
+
+/// An open log generation, positioned at its end.
+#[derive(Debug)]
+pub struct SeenLog {
+    file: File,
+    path: PathBuf,
+    generation: u64,
+    len: u64,
+    frame: Vec<u8>,
+}
+
+impl SeenLog {
+    /// Creates log generation `gen` (replacing any file of that name), durable.
+    pub fn create(dir: &Path, generation: u64) -> Result<SeenLog> {
+        let path = log_path(dir, generation);
+        let io = |e| FrontierError::io(&path, e);
+        let mut file = File::create(&path).map_err(io)?;
+        let mut h = Vec::with_capacity(HEADER);
+        h.extend_from_slice(MAGIC);
+        h.extend_from_slice(&LOG_VERSION.to_le_bytes());
+        h.extend_from_slice(&generation.to_le_bytes());
+        let sum = xxh3_64(&h);
+        h.extend_from_slice(&sum.to_le_bytes());
+        file.write_all(&h).map_err(io)?;
+        file.sync_all().map_err(io)?;
+        crate::snapshot::sync_dir(dir)?;
+        Ok(SeenLog {
+            file,
+            path,
+            generation,
+            len: HEADER as u64,
+            frame: Vec::new(),
+        })
+    }
+
+    /// Reopens an existing generation for appending after `len` good bytes
+    /// (the file is cut there: a torn tail goes away).
+    pub fn append_at(dir: &Path, generation: u64, len: u64) -> Result<SeenLog> {
+        let path = log_path(dir, generation);
+        let io = |e| FrontierError::io(&path, e);
+        let file = OpenOptions::new().write(true).open(&path).map_err(io)?;
+        file.set_len(len).map_err(io)?;
+        let mut log = SeenLog {
+            file,
+            path,
+            generation,
+            len,
+            frame: Vec::new(),
+        };
+        log.seek_end()?;
+        Ok(log)
+    }
+
+    fn seek_end(&mut self) -> Result<()> {
+        use std::io::Seek;
+        self.file
+            .seek(std::io::SeekFrom::Start(self.len))
+            .map_err(|e| FrontierError::io(&self.path, e))?;
+        Ok(())
+    }
+
+    /// This generation's number.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Bytes written so far (the offset after the last frame).
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Writes one frame holding `payload` (to the OS, not fsynced); returns
+    /// the offset after it.
+    pub fn append(&mut self, payload: &[u8]) -> Result<u64> {
+        let len = u32::try_from(payload.len())
+            .map_err(|_| FrontierError::InvalidArgument("seen-log frame over 4 GiB".into()))?;
+        self.frame.clear();
+        self.frame.extend_from_slice(&len.to_le_bytes());
+        self.frame.extend_from_slice(payload);
+        let sum = xxh3_64(&self.frame);
+        self.frame.extend_from_slice(&sum.to_le_bytes());
+        if let Err(e) = self.file.write_all(&self.frame) {
+            // A partial frame would hide every later one: cut it off.
+            let _ = self.file.set_len(self.len);
+            let _ = self.seek_end();
+            return Err(FrontierError::io(&self.path, e));
+        }
+        self.len += self.frame.len() as u64;
+        Ok(self.len)
+    }
+
+    /// Records that every frame ending at or before `offset` is durable in the store.
+    pub fn mark_durable(&mut self, offset: u64) -> Result<()> {
+        let mut p = [0u8; 9];
+        p[0] = TAG_DURABLE;
+        p[1..].copy_from_slice(&offset.to_le_bytes());
+        self.append(&p).map(|_| ())
+    }
+
+    /// fsyncs the log (before the store's journal, so an fsynced store
+    /// batch always has its keys in the log even after a power cut).
+    pub fn sync(&self) -> Result<()> {
+        self.file
+            .sync_data()
+            .map_err(|e| FrontierError::io(&self.path, e))
+    }
+}
+
+/// One key record read back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyRec {
+    /// Crawl id.
+    pub crawl: u32,
+    /// Queue id.
+    pub qid: u32,
+    /// URL key bytes.
+    pub key: Vec<u8>,
+    /// Whether a `durable` mark covers it (else check it against the store).
+    pub trusted: bool,
+}
+
+/// What a log file holds.
+#[derive(Debug, Default)]
+pub struct Replay {
+    /// Key records in order.
+    pub keys: Vec<KeyRec>,
+    /// Crawls marked dirty.
+    pub dirty: Vec<u32>,
+    /// Length of the good prefix (where appending resumes).
+    pub good_len: u64,
+}
+
+/// Reads log generation `gen`. `Ok(None)`: the file does not exist.
+/// A torn last frame is dropped with a warning; anything else that does not
+/// parse is `Err(Corrupt)`.
+pub fn read(dir: &Path, generation: u64) -> Result<Option<Replay>> {
+    let path = log_path(dir, generation);
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(FrontierError::io(&path, e)),
+    };
+    check_header(&bytes, generation)?;
+    let mut replay = Replay::default();
+    let mut frames: Vec<(u64, std::ops::Range<usize>)> = Vec::new();
+    let mut durable = 0u64;
+    let mut at = HEADER;
+    while at < bytes.len() {
+        match frame_at(&bytes, at) {
+            Some(payload) => {
+                let end = payload.end + 8;
+                if let Some(mark) = durable_mark(&bytes[payload.clone()]) {
+                    durable = durable.max(mark);
+                } else {
+                    frames.push((end as u64, payload));
+                }
+                at = end;
+            }
+            None if is_torn_tail(&bytes, at) => {
+                tracing::warn!(
+                    path = %path.display(),
+                    dropped = bytes.len() - at,
+                    "seen log: torn tail truncated to the last good frame"
+                );
+                break;
+            }
+            None => {
+                return Err(FrontierError::corrupt(
+                    "seen log",
+                    format!("bad frame at {at}"),
+                ));
+            }
+        }
+    }
+    replay.good_len = at.min(bytes.len()) as u64;
+    for (end, range) in frames {
+        parse_payload(&bytes[range], end <= durable, &mut replay)?;
+    }
+    Ok(Some(replay))
+}
+
+fn check_header(bytes: &[u8], generation: u64) -> Result<()> {
+    if bytes.len() < HEADER || &bytes[..4] != MAGIC {
+        return Err(FrontierError::corrupt("seen log", "bad header"));
+    }
+    let sum = u64::from_le_bytes(bytes[16..24].try_into().unwrap_or_default());
+    if sum != xxh3_64(&bytes[..16]) {
+        return Err(FrontierError::corrupt("seen log", "header checksum"));
+    }
+    let version = u32::from_le_bytes(bytes[4..8].try_into().unwrap_or_default());
+    if version != LOG_VERSION {
+        return Err(FrontierError::FormatVersion {
+            what: "seen log".into(),
+            found: version,
+            expected: LOG_VERSION,
+        });
+    }
+    if u64::from_le_bytes(bytes[8..16].try_into().unwrap_or_default()) != generation {
+        return Err(FrontierError::corrupt("seen log", "generation mismatch"));
+    }
+    Ok(())
+}
+
+/// The payload range of a good frame starting at `at`.
+fn frame_at(bytes: &[u8], at: usize) -> Option<std::ops::Range<usize>> {
+    let len = u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?) as usize;
+    let end = at.checked_add(4 + len)?;
+    let sum = u64::from_le_bytes(bytes.get(end..end + 8)?.try_into().ok()?);
+    (sum == xxh3_64(&bytes[at..end])).then_some(at + 4..end)
+}
+
+/// A bad frame is a torn write only if it is the last thing in the file:
+/// its declared length reaches (or passes) the end.
+fn is_torn_tail(bytes: &[u8], at: usize) -> bool {
+    let Some(len) = bytes
+        .get(at..at + 4)
+        .and_then(|b| b.try_into().ok())
+        .map(u32::from_le_bytes)
+    else {
+        return true;
+    };
+    at + 4 + len as usize + 8 >= bytes.len()
+}
+
+fn durable_mark(payload: &[u8]) -> Option<u64> {
+    match payload {
+        [TAG_DURABLE, rest @ ..] if rest.len() == 8 => rest.try_into().ok().map(u64::from_le_bytes),
+        _ => None,
+    }
+}
+
+fn parse_payload(mut p: &[u8], trusted: bool, out: &mut Replay) -> Result<()> {
+    let bad = || FrontierError::corrupt("seen log", "bad record");
+    while let Some((&tag, rest)) = p.split_first() {
+        let crawl = u32::from_le_bytes(
+            rest.get(..4)
+                .ok_or_else(bad)?
+                .try_into()
+                .map_err(|_| bad())?,
+        );
+        match tag {
+            TAG_DIRTY => {
+                out.dirty.push(crawl);
+                p = &rest[4..];
+            }
+            TAG_KEY => {
+                let head = rest.get(4..10).ok_or_else(bad)?;
+                let qid = u32::from_le_bytes(head[..4].try_into().map_err(|_| bad())?);
+                let klen = usize::from(u16::from_le_bytes([head[4], head[5]]));
+                let key = rest.get(10..10 + klen).ok_or_else(bad)?;
+                out.keys.push(KeyRec {
+                    crawl,
+                    qid,
+                    key: key.to_vec(),
+                    trusted,
+                });
+                p = &rest[10 + klen..];
+            }
+            _ => return Err(bad()),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write_sample(dir: &Path) -> u64 {
+        let mut log = SeenLog::create(dir, 3).unwrap();
+        let mut p = Vec::new();
+        push_key(&mut p, 0, 7, b"com.example/a");
+        push_key(&mut p, 0, 7, b"com.example/b");
+        let end = log.append(&p).unwrap();
+        log.mark_durable(end).unwrap();
+        p.clear();
+        push_dirty(&mut p, 0);
+        push_key(&mut p, 1, 9, b"org.x/");
+        log.append(&p).unwrap()
+    }
+
+    #[test]
+    fn round_trip_with_durable_marks() {
+        let dir = tempfile::tempdir().unwrap();
+        let len = write_sample(dir.path());
+        let r = read(dir.path(), 3).unwrap().unwrap();
+        assert_eq!(r.good_len, len);
+        assert_eq!(r.dirty, vec![0]);
+        let keys: Vec<_> = r
+            .keys
+            .iter()
+            .map(|k| (k.key.as_slice(), k.trusted))
+            .collect();
+        assert_eq!(
+            keys,
+            vec![
+                (&b"com.example/a"[..], true),
+                (&b"com.example/b"[..], true),
+                (&b"org.x/"[..], false)
+            ]
+        );
+        assert!(read(dir.path(), 4).unwrap().is_none());
+    }
+
+    #[test]
+    fn torn_tail_is_dropped_and_appending_resumes() {
+        let dir = tempfile::tempdir().unwrap();
+        let len = write_sample(dir.path());
+        let path = log_path(dir.path(), 3);
+        for cut in 1..20 {
+            let f = OpenOptions::new().write(true).open(&path).unwrap();
+            f.set_len(len - cut).unwrap();
+            let r = read(dir.path(), 3).unwrap().unwrap();
+            assert_eq!(r.keys.len(), 2, "cut {cut}");
+            let mut log = SeenLog::append_at(dir.path(), 3, r.good_len).unwrap();
+            let mut p = Vec::new();
+            push_dirty(&mut p, 0);
+            push_key(&mut p, 1, 9, b"org.x/");
+            assert_eq!(log.append(&p).unwrap(), len);
+        }
+    }
+
+    #[test]
+    fn bit_flips_never_panic_and_inner_damage_is_corruption() {
+        let dir = tempfile::tempdir().unwrap();
+        let len = write_sample(dir.path());
+        let path = log_path(dir.path(), 3);
+        let good = std::fs::read(&path).unwrap();
+        for i in 0..len as usize {
+            let mut b = good.clone();
+            b[i] ^= 0x10;
+            std::fs::write(&path, &b).unwrap();
+            match read(dir.path(), 3) {
+                Ok(Some(r)) => assert!(r.keys.len() <= 3),
+                Ok(None) => panic!("file exists"),
+                Err(_) => {}
+            }
+        }
+        // Damage in the first frame, with a whole frame after it: corruption.
+        let mut b = good.clone();
+        b[HEADER + 6] ^= 1;
+        std::fs::write(&path, &b).unwrap();
+        assert!(matches!(
+            read(dir.path(), 3),
+            Err(FrontierError::Corrupt { .. })
+        ));
+    }
+}

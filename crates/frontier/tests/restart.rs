@@ -1,0 +1,256 @@
+//! Restart: the seen index comes back from its snapshot and log, or is
+//! rebuilt from the store when they are missing, damaged or unsupported —
+//! and in every case deduplication after the reopen is exactly right.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use mgz_frontier::{
+    Durability, Frontier, FrontierOptions, ManualClock, PutOutcome, UrlItem, seen_factory,
+};
+
+fn opts(backend: &str) -> FrontierOptions {
+    FrontierOptions {
+        clock: Arc::new(ManualClock::new(1_700_000_000_000)),
+        durability: Durability::OsBuffer,
+        seen: seen_factory(backend, 10_000).unwrap(),
+        ..FrontierOptions::default()
+    }
+}
+
+fn items(range: std::ops::Range<u32>) -> Vec<UrlItem> {
+    range
+        .map(|i| UrlItem::new(format!("http://h{}.example/p/{i}", i % 13)))
+        .collect()
+}
+
+/// Puts URLs 0..2000 in batches; returns the open frontier.
+fn fill(dir: &Path, backend: &str) -> Frontier {
+    let f = Frontier::open(dir, opts(backend)).unwrap();
+    for chunk in items(0..2000).chunks(300) {
+        assert!(
+            f.put_discovered(chunk)
+                .unwrap()
+                .iter()
+                .all(|o| *o == PutOutcome::New)
+        );
+    }
+    f
+}
+
+/// After reopening: 0..2000 are all Seen, 2000..2100 all New.
+fn assert_dedupes(dir: &Path, backend: &str) {
+    let f = Frontier::open(dir, opts(backend)).unwrap();
+    let old = f.put_discovered(&items(0..2000)).unwrap();
+    assert!(
+        old.iter().all(|o| *o == PutOutcome::Seen),
+        "stored URLs are seen"
+    );
+    let new = f.put_discovered(&items(2000..2100)).unwrap();
+    assert!(
+        new.iter().all(|o| *o == PutOutcome::New),
+        "unseen URLs are new"
+    );
+    assert_eq!(f.stats("", None).size, 2100);
+}
+
+fn logs(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("seen-"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn close_writes_a_snapshot_that_restores_the_set() {
+    for backend in ["hash", "fingerprint"] {
+        let has_form = mgz_seen::backend(backend, &mgz_seen::BackendOptions::default())
+            .unwrap()
+            .snapshot()
+            .is_some();
+        let dir = tempfile::tempdir().unwrap();
+        fill(dir.path(), backend).close().unwrap();
+        assert_eq!(dir.path().join("seen.snap").exists(), has_form, "{backend}");
+        assert_eq!(
+            logs(dir.path()).len(),
+            usize::from(has_form),
+            "old logs are removed"
+        );
+        assert_dedupes(dir.path(), backend);
+    }
+}
+
+#[test]
+fn drop_without_close_replays_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(fill(dir.path(), "hash"));
+    assert_dedupes(dir.path(), "hash");
+    // And again: the reopened log is appended to, not replaced.
+    let f = Frontier::open(dir.path(), opts("hash")).unwrap();
+    assert_eq!(
+        f.put_discovered(&items(2100..2101)).unwrap(),
+        [PutOutcome::New]
+    );
+    drop(f);
+    let f = Frontier::open(dir.path(), opts("hash")).unwrap();
+    assert_eq!(
+        f.put_discovered(&items(2100..2101)).unwrap(),
+        [PutOutcome::Seen]
+    );
+}
+
+#[test]
+fn damaged_snapshot_is_rebuilt_from_the_store() {
+    let base = tempfile::tempdir().unwrap();
+    fill(base.path(), "hash").close().unwrap();
+    let snap = std::fs::read(base.path().join("seen.snap")).unwrap();
+    let damages: Vec<(&str, Vec<u8>)> = vec![
+        ("truncated", snap[..snap.len() / 2].to_vec()),
+        ("empty", Vec::new()),
+        ("bit flip", {
+            let mut b = snap.clone();
+            b[snap.len() / 3] ^= 0x20;
+            b
+        }),
+        ("header flip", {
+            let mut b = snap.clone();
+            b[5] ^= 1;
+            b
+        }),
+    ];
+    for (what, bytes) in damages {
+        let dir = tempfile::tempdir().unwrap();
+        copy(base.path(), dir.path());
+        std::fs::write(dir.path().join("seen.snap"), bytes).unwrap();
+        eprintln!("{what}");
+        assert_dedupes(dir.path(), "hash");
+    }
+}
+
+#[test]
+fn torn_log_tail_is_truncated_and_damage_inside_rebuilds() {
+    let base = tempfile::tempdir().unwrap();
+    drop(fill(base.path(), "hash"));
+    let name = logs(base.path()).pop().unwrap();
+    // A torn write: half a frame at the end.
+    let dir = tempfile::tempdir().unwrap();
+    copy(base.path(), dir.path());
+    let path = dir.path().join(&name);
+    let mut b = std::fs::read(&path).unwrap();
+    let good = b.len();
+    b.extend_from_slice(&[200, 0, 0, 0, 1, 2, 3]);
+    std::fs::write(&path, &b).unwrap();
+    assert_dedupes(dir.path(), "hash");
+    assert!(
+        std::fs::read(&path).unwrap().len() > good,
+        "appending resumed after the cut"
+    );
+    // A bit flip in the first frame, with frames after it: rebuilt, not trusted.
+    let dir = tempfile::tempdir().unwrap();
+    copy(base.path(), dir.path());
+    let path = dir.path().join(&name);
+    let mut b = std::fs::read(&path).unwrap();
+    b[40] ^= 0x08;
+    std::fs::write(&path, &b).unwrap();
+    assert_dedupes(dir.path(), "hash");
+}
+
+#[test]
+fn backend_without_snapshot_rebuilds_every_time() {
+    let dir = tempfile::tempdir().unwrap();
+    fill(dir.path(), "tst").close().unwrap();
+    assert!(!dir.path().join("seen.snap").exists());
+    assert!(logs(dir.path()).is_empty());
+    assert_dedupes(dir.path(), "tst");
+}
+
+#[test]
+fn switching_backend_rebuilds() {
+    let dir = tempfile::tempdir().unwrap();
+    fill(dir.path(), "hash").close().unwrap();
+    assert_dedupes(dir.path(), "fingerprint");
+}
+
+#[test]
+fn deletions_survive_snapshot_and_log() {
+    for close in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let f = fill(dir.path(), "hash");
+        assert!(f.delete_queue("", "h3.example").unwrap() > 0);
+        if close {
+            f.close().unwrap();
+        } else {
+            drop(f);
+        }
+        let f = Frontier::open(dir.path(), opts("hash")).unwrap();
+        let again = f.put_discovered(&items(0..2000)).unwrap();
+        let new = again.iter().filter(|o| **o == PutOutcome::New).count();
+        assert_eq!(
+            new,
+            items(0..2000)
+                .iter()
+                .filter(|i| i.url.contains("//h3."))
+                .count()
+        );
+    }
+}
+
+fn copy(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let dest = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            copy(&p, &dest);
+        } else {
+            std::fs::copy(&p, dest).unwrap();
+        }
+    }
+}
+
+#[test]
+fn counters_survive_folds_deletes_and_reopens() {
+    use mgz_frontier::KnownItem;
+    let dir = tempfile::tempdir().unwrap();
+    let f = Frontier::open(dir.path(), opts("hash")).unwrap();
+    // 2,500 one-URL puts: more than two folds of counter records.
+    for item in items(0..2500) {
+        f.put_discovered(&[item]).unwrap();
+    }
+    let done: Vec<_> = items(0..300)
+        .into_iter()
+        .map(|item| KnownItem {
+            item,
+            next_fetch: 0,
+        })
+        .collect();
+    f.put_known(&done).unwrap();
+    f.delete_queue("", "h5.example").unwrap();
+    f.set_delay("", Some("h6.example"), 3).unwrap();
+    f.put_discovered(&items(2500..2600)).unwrap();
+    let before: Vec<_> = (0..13)
+        .map(|h| f.stats("", Some(&format!("h{h}.example"))))
+        .collect();
+    drop(f);
+    let f = Frontier::open(dir.path(), opts("hash")).unwrap();
+    let after: Vec<_> = (0..13)
+        .map(|h| f.stats("", Some(&format!("h{h}.example"))))
+        .collect();
+    assert_eq!(before, after);
+    let all = f.stats_all();
+    assert_eq!(all.size, after.iter().map(|s| s.size).sum::<u64>());
+    assert_eq!(
+        all.completed,
+        after.iter().map(|s| s.completed).sum::<u64>()
+    );
+    let h5_new = (2500..2600).filter(|i| i % 13 == 5).count() as u64;
+    assert_eq!(
+        (after[5].size, after[5].completed),
+        (h5_new, 0),
+        "deleted queue restarted empty"
+    );
+    assert!(after[0].completed > 0 && after[0].size > 0);
+}
