@@ -267,7 +267,8 @@ fn limit(n: u32) -> usize {
     if n == 0 { usize::MAX } else { n as usize }
 }
 
-fn record(crawl: &str, key: &str, body: Body, next_fetch: u64) -> UrlRecord {
+/// The caller-facing record of a stored URL.
+pub(crate) fn record(crawl: &str, key: &str, body: Body, next_fetch: u64) -> UrlRecord {
     UrlRecord {
         crawl: crawl.to_string(),
         key: key.to_string(),

@@ -193,15 +193,7 @@ impl Frontier {
                 (Body::decode(&v)?, next_fetch)
             }
         };
-        Ok(UrlRecord {
-            crawl: crawl_name(crawl).to_string(),
-            key: key.to_string(),
-            url: body.url,
-            metadata: body.metadata,
-            depth: body.depth,
-            created: body.created,
-            next_fetch,
-        })
+        Ok(crate::get::record(crawl_name(crawl), key, body, next_fetch))
     }
 }
 
