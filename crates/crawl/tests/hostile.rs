@@ -6,7 +6,6 @@ mod common;
 
 use std::sync::Arc;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
 use common::gzip_bomb;
@@ -33,42 +32,21 @@ fn page(path: &str, bomb: &Arc<Vec<u8>>) -> (String, Vec<u8>) {
     }
 }
 
-async fn serve(listener: TcpListener, bomb: Arc<Vec<u8>>) {
-    loop {
-        let Ok((mut sock, _)) = listener.accept().await else {
-            return;
-        };
-        let bomb = bomb.clone();
-        tokio::spawn(async move {
-            let mut buf = vec![0u8; 8192];
-            let Ok(n) = sock.read(&mut buf).await else {
-                return;
-            };
-            let head = String::from_utf8_lossy(&buf[..n]).to_string();
-            let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
-            let status = if path == "/robots.txt" {
-                "404 Not Found"
-            } else {
-                "200 OK"
-            };
-            let (ct, body) = page(&path, &bomb);
-            let head = format!(
-                "HTTP/1.1 {status}\r\nContent-Type: {ct}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                body.len()
-            );
-            let _ = sock.write_all(head.as_bytes()).await;
-            let _ = sock.write_all(&body).await;
-        });
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_pages_do_not_panic_or_exhaust_memory() {
     let bomb = Arc::new(gzip_bomb(1 << 30));
     assert!(bomb.len() < 8 << 20, "bomb is {} bytes", bomb.len());
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    tokio::spawn(serve(listener, bomb));
+    tokio::spawn(common::serve_raw(listener, move |path| {
+        let status = if path == "/robots.txt" {
+            "404 Not Found"
+        } else {
+            "200 OK"
+        };
+        let (ct, body) = page(path, &bomb);
+        (status, ct, body)
+    }));
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = mgz_crawl::CrawlConfig {
         seeds: vec!["http://hostile.test/".into()],

@@ -8,7 +8,6 @@ mod common;
 use std::sync::Arc;
 
 use common::gzip_bomb;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
 const MB: usize = 1 << 20;
@@ -50,33 +49,15 @@ fn respond(path: &str, bomb: &[u8]) -> (String, Vec<u8>) {
     }
 }
 
-async fn serve(listener: TcpListener, bomb: Arc<Vec<u8>>) {
-    while let Ok((mut sock, _)) = listener.accept().await {
-        let bomb = bomb.clone();
-        tokio::spawn(async move {
-            let mut buf = vec![0u8; 8192];
-            let Ok(n) = sock.read(&mut buf).await else {
-                return;
-            };
-            let head = String::from_utf8_lossy(&buf[..n]).to_string();
-            let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
-            let (ct, body) = respond(&path, &bomb);
-            let head = format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: {ct}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                body.len()
-            );
-            let _ = sock.write_all(head.as_bytes()).await;
-            let _ = sock.write_all(&body).await;
-        });
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sitemaps_have_their_own_50_mb_cap() {
     let bomb = Arc::new(gzip_bomb(1 << 30));
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    tokio::spawn(serve(listener, bomb));
+    tokio::spawn(common::serve_raw(listener, move |path| {
+        let (ct, body) = respond(path, &bomb);
+        ("200 OK", ct, body)
+    }));
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = mgz_crawl::CrawlConfig {
         seeds: vec!["http://maps.test/".into()],

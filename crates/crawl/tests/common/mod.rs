@@ -145,3 +145,32 @@ pub fn gzip_bomb(size: u64) -> Vec<u8> {
     gz.extend((size as u32).to_le_bytes());
     gz
 }
+
+/// A bare HTTP/1.1 server for responses no well-behaved server sends: one
+/// request per connection, `respond(path)` gives the status line, the
+/// content type (extra header lines may follow it after `\r\n`) and the body.
+pub async fn serve_raw<F>(listener: tokio::net::TcpListener, respond: F)
+where
+    F: Fn(&str) -> (&'static str, String, Vec<u8>) + Send + Sync + 'static,
+{
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let respond = Arc::new(respond);
+    while let Ok((mut sock, _)) = listener.accept().await {
+        let respond = respond.clone();
+        tokio::spawn(async move {
+            let mut buf = vec![0u8; 8192];
+            let Ok(n) = sock.read(&mut buf).await else {
+                return;
+            };
+            let head = String::from_utf8_lossy(&buf[..n]).to_string();
+            let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
+            let (status, ct, body) = respond(&path);
+            let head = format!(
+                "HTTP/1.1 {status}\r\nContent-Type: {ct}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = sock.write_all(head.as_bytes()).await;
+            let _ = sock.write_all(&body).await;
+        });
+    }
+}
