@@ -22,7 +22,13 @@
 //! words, then about `1 + n / (U >> l)` (≈ 2) low-bit comparisons.
 //! Building and iterating are sequential, a few ns per value.
 
+mod hw;
+mod merge;
+
 use super::samples::{ZERO_SAMPLE, ZeroSamples};
+
+/// Whether `select0` may use the `popcnt`/BMI2 variant (see `hw`).
+static HW_SELECT: std::sync::LazyLock<bool> = std::sync::LazyLock::new(hw::available);
 
 /// Runs smaller than this are looked up one value at a time (cache-resident).
 const STAGED_MIN_BYTES: usize = 256 << 10;
@@ -270,6 +276,16 @@ impl EliasFano {
 
     /// Bit position of zero number `k` (0-based) in `high`.
     fn select0(&self, k: u64) -> u64 {
+        if *HW_SELECT {
+            // SAFETY: `hw::available()` found popcnt and BMI2 on this CPU,
+            // the only requirement of the `target_feature` function.
+            return unsafe { hw::select0(self, k) };
+        }
+        self.select0_soft(k)
+    }
+
+    /// [`EliasFano::select0`] in baseline x86-64 instructions.
+    fn select0_soft(&self, k: u64) -> u64 {
         let start = self.zsamp.get((k / ZERO_SAMPLE) as usize);
         let mut rest = k % ZERO_SAMPLE;
         let mut w = (start / 64) as usize;

@@ -1,8 +1,8 @@
-//! One generation of the fingerprint set: a mutable hashed buffer plus
+//! One generation of the fingerprint set: a mutable buffer plus
 //! Elias–Fano runs, all fingerprints drawn from one universe `U`.
 //!
 //! ```text
-//! buffer : FpBuffer (<= capacity / 1024 fingerprints; sorted Vec when small)
+//! buffer : FpBuffer (max(capacity / 1024, min(capacity / 64, 512)) fingerprints, >= 64)
 //! runs   : [ run 0 (oldest, largest) ][ run 1 ] ... [ run k (newest) ]
 //!          invariant: runs[i].len() >= RATIO * (runs[i+1].len() + ... + runs[k].len())
 //! ```
@@ -12,19 +12,25 @@
 //! The ratio invariant keeps at most `log_RATIO(n / buffer_cap) + 1` runs and
 //! at most `1 / (RATIO + 1)` of the values outside run 0: splitting `n` values
 //! into runs of fractions `p_i` costs `H(p)` extra bits per value over one run
-//! (each run pays `log2(U / n_i)`), about 0.1–0.5 bits at `RATIO = 8`.
-//! A value is rewritten about `RATIO / 2` times per level it passes through.
-//! `RATIO = 16` measured 4.79 bytes per key but 1.7× the inserts time of
-//! `hash`; 8 measured 4.83 bytes and 1.3× (1M synthetic URLs).
+//! (each run pays `log2(U / n_i)`), at most ~0.3 bits at `RATIO = 16`.
+//! A value is rewritten about `RATIO / 2` times per level it passes through,
+//! but a rewrite inside the big run is a bit-range copy (`ef/merge.rs`),
+//! about 0.6 word copies per value; a decode and re-encode happens only once
+//! per level, when a value's run is the smaller side of a merge. With those
+//! copies `RATIO = 16` is no slower than 8 and 0.05 B/key smaller at 1M.
+//!
+//! Buffer: small sets get up to capacity / 64 slots (a sorted `Vec`, 8 B a
+//! slot, at most 0.125 B per key when full) instead of 64: fewer flushes,
+//! each of which rewrites the big run. Big sets keep capacity / 1024.
 
-use super::buffer::FpBuffer;
+use super::buffer::{FpBuffer, SORTED_MAX};
 use super::ef::{EfBuilder, EliasFano, MAX_LEN};
 
 /// Largest buffer, in fingerprints.
 pub(crate) const MAX_BUFFER: usize = 16_384;
 
 /// How much bigger each run is than all newer runs together.
-const RATIO: usize = 8;
+const RATIO: usize = 16;
 
 /// Fingerprints of one universe: a buffer and Elias–Fano runs.
 #[derive(Debug)]
@@ -40,8 +46,10 @@ pub(crate) struct Generation {
 impl Generation {
     /// An empty generation holding up to `capacity` fingerprints below `universe`.
     pub(crate) fn new(universe: u64, capacity: usize) -> Self {
-        // ~1/1024 of the capacity: the buffer costs ~0.15 bit per value.
-        let buffer_cap = (capacity / 1024).clamp(64, MAX_BUFFER);
+        // ~1/1024 of the capacity: the buffer costs ~0.15 bit per value;
+        // small sets take up to 1/64 of it (<= 1 bit) for fewer big-run rewrites.
+        let small = (capacity / 64).min(SORTED_MAX);
+        let buffer_cap = (capacity / 1024).max(small).clamp(64, MAX_BUFFER);
         Self {
             universe,
             capacity,
@@ -108,34 +116,40 @@ impl Generation {
         }
     }
 
-    /// Freezes the buffer into a run and restores the ratio invariant.
+    /// Freezes the buffer into a run and restores the ratio invariant: the
+    /// buffered values go straight into the merge when there is one.
     pub(crate) fn flush(&mut self) {
         if self.buffer.len() == 0 {
             return;
         }
         let fps = self.buffer.drain_sorted();
-        let mut b = EfBuilder::new(fps.len(), self.universe);
-        fps.iter().for_each(|&v| b.push(v));
-        self.runs.push(b.finish());
-        self.restore_ratio();
+        let from = self.merge_from(fps.len());
+        let run = if from == self.runs.len() {
+            let mut b = EfBuilder::new(fps.len(), self.universe);
+            fps.iter().for_each(|&v| b.push(v));
+            b.finish()
+        } else {
+            let tail = self.runs.split_off(from);
+            merge(&tail, fps, self.universe)
+        };
+        self.runs.push(run);
         // A tiny set pays for every slot: keep no spare run headers (~100 B each).
         self.runs.shrink_to_fit();
     }
 
-    fn restore_ratio(&mut self) {
-        let mut newer = 0usize;
-        let mut merge_from = self.runs.len();
-        for i in (0..self.runs.len()).rev() {
-            let n = self.runs[i].len();
-            if i + 1 < self.runs.len() && n < RATIO * newer && n + newer <= MAX_LEN {
-                merge_from = i;
+    /// The oldest run that must absorb everything newer (and `incoming`
+    /// buffered values) for the ratio invariant to hold; `runs.len()` if none.
+    fn merge_from(&self, incoming: usize) -> usize {
+        let mut newer = incoming;
+        let mut from = self.runs.len();
+        for (i, run) in self.runs.iter().enumerate().rev() {
+            let n = run.len();
+            if n < RATIO * newer && n + newer <= MAX_LEN {
+                from = i;
             }
             newer += n;
         }
-        if merge_from + 1 < self.runs.len() {
-            let tail = self.runs.split_off(merge_from);
-            self.runs.push(merge(&tail, self.universe));
-        }
+        from
     }
 
     /// The buffered fingerprints (sorted) and the runs, oldest first.
@@ -172,33 +186,21 @@ impl Generation {
     }
 }
 
-/// Disjoint sorted union of `runs` into one run. `runs[0]` is the largest
-/// (ratio invariant): the newer ones are decoded and sorted together (they
-/// are small), then merged two-way with it, one comparison per value.
-fn merge(runs: &[EliasFano], universe: u64) -> EliasFano {
-    let total = runs.iter().map(EliasFano::len).sum();
-    let mut b = EfBuilder::new(total, universe);
+/// Disjoint sorted union of `runs` and the sorted `fps` into one run.
+/// `runs[0]` is the largest (ratio invariant): the rest are decoded and
+/// sorted together with `fps` (they are small), then inserted into it
+/// (`EliasFano::merged_with`).
+fn merge(runs: &[EliasFano], mut fps: Vec<u64>, universe: u64) -> EliasFano {
     let Some((big, newer)) = runs.split_first() else {
+        let mut b = EfBuilder::new(fps.len(), universe);
+        fps.iter().for_each(|&v| b.push(v));
         return b.finish();
     };
-    let mut small: Vec<u64> = newer.iter().flat_map(EliasFano::iter).collect();
-    if newer.len() > 1 {
-        small.sort_unstable();
+    if !newer.is_empty() {
+        fps.extend(newer.iter().flat_map(EliasFano::iter));
+        fps.sort_unstable();
     }
-    let mut old = big.iter();
-    let mut next = old.next();
-    for v in small {
-        while let Some(u) = next.filter(|&u| u < v) {
-            b.push(u);
-            next = old.next();
-        }
-        b.push(v);
-    }
-    if let Some(u) = next {
-        b.push(u);
-    }
-    old.for_each(|u| b.push(u));
-    b.finish()
+    big.merged_with(&fps, universe)
 }
 
 #[cfg(test)]
