@@ -4,6 +4,7 @@
 //! ```text
 //! keys ─xxh3─▶ hashes ─per generation: fingerprint, contains_many─▶ old[i]
 //!   for i in order: fresh = !old[i] && fp not added earlier in this batch
+//!   the fresh fingerprints ─push_batch─▶ buffer, or one merge with it (`lsm`)
 //! ```
 //!
 //! "Added earlier" is a small open-addressing table of the active
@@ -52,15 +53,17 @@ impl FingerprintSet {
     fn insert_one_generation(&mut self, hashes: &[u64], old: &[bool], out: &mut Vec<bool>) {
         let mut added = FpTable::for_batch(hashes.len());
         let gen_ = self.gens.last_mut().expect("a set always has a generation");
+        let mut fresh_fps = Vec::with_capacity(hashes.len());
         for (&hash, &was) in hashes.iter().zip(old) {
             let fp = gen_.fingerprint(hash);
             let fresh = !was && added.insert(fp);
             if fresh {
-                gen_.push_new(fp);
-                self.len += 1;
+                fresh_fps.push(fp);
             }
             out.push(fresh);
         }
+        self.len += fresh_fps.len();
+        gen_.push_batch(fresh_fps);
     }
 
     /// A generation may open mid-batch: track (generation, fingerprint).

@@ -2,7 +2,7 @@
 //! Elias–Fano runs, all fingerprints drawn from one universe `U`.
 //!
 //! ```text
-//! buffer : FpBuffer (max(capacity / 1024, min(capacity / 64, 512)) fingerprints, >= 64)
+//! buffer : FpBuffer (capacity / 1024 fingerprints, 64 to 16,384; sorted Vec when small)
 //! runs   : [ run 0 (oldest, largest) ][ run 1 ] ... [ run k (newest) ]
 //!          invariant: runs[i].len() >= RATIO * (runs[i+1].len() + ... + runs[k].len())
 //! ```
@@ -19,18 +19,20 @@
 //! per level, when a value's run is the smaller side of a merge. With those
 //! copies `RATIO = 16` is no slower than 8 and 0.05 B/key smaller at 1M.
 //!
-//! Buffer: small sets get up to capacity / 64 slots (a sorted `Vec`, 8 B a
-//! slot, at most 0.125 B per key when full) instead of 64: fewer flushes,
-//! each of which rewrites the big run. Big sets keep capacity / 1024.
+//! Batches: `insert_batch` hands a batch's new fingerprints over together
+//! (`push_batch`); when they overflow the buffer, buffer and batch freeze
+//! into one run, so a 1,024-key batch costs at most one merge however small
+//! the buffer (64 slots below 64K keys, where bytes per key leave no room
+//! for more). One key at a time, a merge follows every `buffer_cap` keys.
 
-use super::buffer::{FpBuffer, SORTED_MAX};
+use super::buffer::FpBuffer;
 use super::ef::{EfBuilder, EliasFano, MAX_LEN};
 
 /// Largest buffer, in fingerprints.
 pub(crate) const MAX_BUFFER: usize = 16_384;
 
 /// How much bigger each run is than all newer runs together.
-const RATIO: usize = 16;
+pub(crate) const RATIO: usize = 16;
 
 /// Fingerprints of one universe: a buffer and Elias–Fano runs.
 #[derive(Debug)]
@@ -46,10 +48,8 @@ pub(crate) struct Generation {
 impl Generation {
     /// An empty generation holding up to `capacity` fingerprints below `universe`.
     pub(crate) fn new(universe: u64, capacity: usize) -> Self {
-        // ~1/1024 of the capacity: the buffer costs ~0.15 bit per value;
-        // small sets take up to 1/64 of it (<= 1 bit) for fewer big-run rewrites.
-        let small = (capacity / 64).min(SORTED_MAX);
-        let buffer_cap = (capacity / 1024).max(small).clamp(64, MAX_BUFFER);
+        // ~1/1024 of the capacity: the buffer costs ~0.15 bit per value.
+        let buffer_cap = (capacity / 1024).clamp(64, MAX_BUFFER);
         Self {
             universe,
             capacity,
@@ -116,13 +116,34 @@ impl Generation {
         }
     }
 
-    /// Freezes the buffer into a run and restores the ratio invariant: the
-    /// buffered values go straight into the merge when there is one.
-    pub(crate) fn flush(&mut self) {
-        if self.buffer.len() == 0 {
+    /// Adds the new fingerprints of one batch (absent from the generation
+    /// and distinct; the caller checked, and the generation has room). When
+    /// they do not fit the buffer, buffer and batch freeze together into one
+    /// run (one merge per batch instead of one per `buffer_cap` keys); what
+    /// stays buffered between calls is still below `buffer_cap`.
+    pub(crate) fn push_batch(&mut self, mut fps: Vec<u64>) {
+        self.len += fps.len();
+        if self.buffer.len() + fps.len() < self.buffer_cap {
+            fps.iter()
+                .for_each(|&fp| self.buffer.insert(fp, self.buffer_cap));
             return;
         }
-        let fps = self.buffer.drain_sorted();
+        fps.sort_unstable();
+        let buffered = self.buffer.drain_sorted();
+        self.freeze(merge_sorted(&buffered, &fps));
+    }
+
+    /// Freezes the buffer into a run and restores the ratio invariant.
+    pub(crate) fn flush(&mut self) {
+        if self.buffer.len() > 0 {
+            let fps = self.buffer.drain_sorted();
+            self.freeze(fps);
+        }
+    }
+
+    /// Makes the sorted `fps` a run, or merges them straight into the runs
+    /// the ratio invariant says they join.
+    fn freeze(&mut self, fps: Vec<u64>) {
         let from = self.merge_from(fps.len());
         let run = if from == self.runs.len() {
             let mut b = EfBuilder::new(fps.len(), self.universe);
@@ -184,6 +205,24 @@ impl Generation {
     pub(crate) fn run_lens(&self) -> Vec<usize> {
         self.runs.iter().map(EliasFano::len).collect()
     }
+}
+
+/// The sorted union of two disjoint sorted vectors.
+fn merge_sorted(a: &[u64], b: &[u64]) -> Vec<u64> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if a[i] < b[j] {
+            out.push(a[i]);
+            i += 1;
+        } else {
+            out.push(b[j]);
+            j += 1;
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
 }
 
 /// Disjoint sorted union of `runs` and the sorted `fps` into one run.

@@ -158,4 +158,32 @@ proptest! {
             prop_assert_eq!(set.contains(p), model.contains(p));
         }
     }
+
+    #[test]
+    fn batches_of_any_size_match_a_hash_set_model(
+        ids in proptest::collection::vec(0u32..3_000, 0..6_000),
+        chunk in 1usize..1_500,
+        capacity in 1usize..20_000,
+    ) {
+        // Batches that overflow the buffer freeze with it into one run.
+        let keys: Vec<Vec<u8>> = ids.iter().map(|&i| key(u64::from(i))).collect();
+        let mut set = FingerprintSet::new(capacity, DEFAULT_EPSILON).unwrap();
+        let mut model = HashSet::new();
+        let mut out = Vec::new();
+        for part in keys.chunks(chunk) {
+            let refs: Vec<&[u8]> = part.iter().map(Vec::as_slice).collect();
+            set.insert_batch(&refs, &mut out);
+            let want: Vec<bool> = part.iter().map(|k| model.insert(k.clone())).collect();
+            prop_assert_eq!(&out, &want);
+        }
+        prop_assert_eq!(set.len(), model.len());
+        prop_assert!(keys.iter().all(|k| set.contains(k)));
+        prop_assert!((3_000..3_200u64).all(|i| !set.contains(&key(i))));
+        let g = &set.gens[0];
+        let lens = g.run_lens();
+        for i in 0..lens.len() {
+            let newer: usize = lens[i + 1..].iter().sum();
+            prop_assert!(lens[i] >= lsm::RATIO * newer, "{:?}", lens);
+        }
+    }
 }
