@@ -6,26 +6,26 @@
 //! low   : n * l bits, packed little-endian in u64 words      | x_0.low | x_1.low | ...
 //! high  : bit (x_i >> l) + i is set; n ones and (U-1 >> l)+1 zeros
 //!         e.g. highs 0,0,2,3  ->  1 1 0 0 1 0 1 0 ...  (the k-th zero closes bucket k)
-//! zsamp : position of zero number j * ZERO_SAMPLE, for select0 (`samples`)
+//! zsamp : position of zero number j * 2^shift (64 or 128), for select0 (`samples`)
 //! ```
 //!
 //! Invariants: values strictly increase and are `< universe`; the high
 //! bit-vector has exactly `n` ones; `zsamp[j]` is the bit position of zero
-//! number `j * ZERO_SAMPLE`; bit positions fit in `u32` (n < 2^30, checked
+//! number `j << shift`; bit positions fit in `u32` (n < 2^30, checked
 //! by the caller through [`MAX_LEN`]).
 //!
 //! Space: `n * l + n + (U >> l) + 1` bits, i.e. `2 + log2(U / n)` bits per
 //! value when `U / n` is a power of two (between that and 2.09 bits more
-//! otherwise), plus ~`16 / ZERO_SAMPLE` bits per zero for the select samples.
+//! otherwise), plus ~`16 / 2^shift` bits per zero for the select samples.
 //!
-//! Cost: `contains` = one sample read, a popcount scan of ~`ZERO_SAMPLE / 64`
+//! Cost: `contains` = one sample read, a popcount scan of ~`2^shift / 64`
 //! words, then about `1 + n / (U >> l)` (≈ 2) low-bit comparisons.
 //! Building and iterating are sequential, a few ns per value.
 
 mod hw;
 mod merge;
 
-use super::samples::{ZERO_SAMPLE, ZeroSamples};
+use super::samples::{DENSE_MAX, ZeroSamples};
 
 /// Whether `select0` may use the `popcnt`/BMI2 variant (see `hw`).
 static HW_SELECT: std::sync::LazyLock<bool> = std::sync::LazyLock::new(hw::available);
@@ -98,7 +98,7 @@ impl EfBuilder {
             low: vec![0; shape.low_words],
             high: vec![0; shape.high_words],
             high_len: shape.high_len,
-            zsamp: ZeroSamples::Empty,
+            zsamp: ZeroSamples::default(),
         };
         Self {
             ef,
@@ -257,7 +257,7 @@ impl EliasFano {
             low,
             high,
             high_len: shape.high_len,
-            zsamp: ZeroSamples::Empty,
+            zsamp: ZeroSamples::default(),
         };
         let mut last: Option<u64> = None;
         for v in ef.iter() {
@@ -271,7 +271,8 @@ impl EliasFano {
     }
 
     fn build_samples(&mut self) {
-        self.zsamp = ZeroSamples::build(&self.high, self.high_len);
+        let shift = if self.len <= DENSE_MAX { 6 } else { 7 };
+        self.zsamp = ZeroSamples::build(&self.high, self.high_len, shift);
     }
 
     /// Bit position of zero number `k` (0-based) in `high`.
@@ -286,8 +287,7 @@ impl EliasFano {
 
     /// [`EliasFano::select0`] in baseline x86-64 instructions.
     fn select0_soft(&self, k: u64) -> u64 {
-        let start = self.zsamp.get((k / ZERO_SAMPLE) as usize);
-        let mut rest = k % ZERO_SAMPLE;
+        let (start, mut rest) = self.zsamp.locate(k);
         let mut w = (start / 64) as usize;
         let mut inv = !self.high[w] & (u64::MAX << (start % 64));
         loop {
@@ -341,7 +341,7 @@ impl EliasFano {
     /// Sample entry and high word `bucket_start(bucket)` will read first.
     fn sample_of(&self, bucket: u64) -> u64 {
         let k = bucket.saturating_sub(1);
-        self.zsamp.get((k / ZERO_SAMPLE) as usize)
+        self.zsamp.locate(k).0
     }
 
     /// Looks up many values at once: `found[i] |= contains(values[i])`.
@@ -396,15 +396,25 @@ impl EliasFano {
     }
 
     /// Whether `value` (in `bucket`, whose ones start at `pos`) is stored.
+    /// The bucket's values are the run of ones from `pos`, read a word at a
+    /// time (bits past `high_len` are zero).
     fn scan(&self, mut pos: u64, bucket: u64, value: u64) -> bool {
-        let l = self.low_bits;
-        let want = value & low_mask(l);
-        while self.bit(pos) {
-            let got = self.low(pos - bucket);
-            if got >= want {
-                return got == want;
+        let want = value & low_mask(self.low_bits);
+        let mut i = pos - bucket;
+        while let Some(&word) = self.high.get((pos / 64) as usize) {
+            let room = 64 - pos % 64;
+            let ones = u64::from((!(word >> (pos % 64))).trailing_zeros()).min(room);
+            for _ in 0..ones {
+                let got = self.low(i);
+                if got >= want {
+                    return got == want;
+                }
+                i += 1;
             }
-            pos += 1;
+            if ones < room {
+                return false;
+            }
+            pos += ones;
         }
         false
     }

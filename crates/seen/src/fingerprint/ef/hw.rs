@@ -9,7 +9,6 @@
 //! `docs/BENCHMARKS.md` (fingerprint, session 4).
 
 use super::EliasFano;
-use super::ZERO_SAMPLE;
 
 /// Whether this CPU has the instructions [`select0`] is compiled for.
 #[cfg(target_arch = "x86_64")]
@@ -28,8 +27,7 @@ pub(super) fn available() -> bool {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "popcnt,bmi1,bmi2")]
 pub(super) fn select0(ef: &EliasFano, k: u64) -> u64 {
-    let start = ef.zsamp.get((k / ZERO_SAMPLE) as usize);
-    let mut rest = k % ZERO_SAMPLE;
+    let (start, mut rest) = ef.zsamp.locate(k);
     let mut w = (start / 64) as usize;
     let mut inv = !ef.high[w] & (u64::MAX << (start % 64));
     loop {

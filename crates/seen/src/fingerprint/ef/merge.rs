@@ -118,7 +118,7 @@ impl EliasFano {
             low,
             high,
             high_len: shape.high_len,
-            zsamp: ZeroSamples::Empty,
+            zsamp: ZeroSamples::default(),
         };
         ef.build_samples();
         ef
