@@ -7,7 +7,7 @@
 //! ```text
 //! FingerprintSet
 //! ├─ generation 0: U_0 = ⌈C / ε_0⌉, holds <= C fingerprints
-//! │    buffer (<= C/1024; sorted Vec<u64> up to 512) ─flush─▶ runs [EF 0 ≥8×rest][EF 1]…
+//! │    buffer (<= C/1024; sorted Vec<u64> up to 512) ─flush─▶ runs [EF 0 ≥16×rest][EF 1]…
 //! ├─ generation 1: U_1 = ⌈4C / ε_1⌉, holds <= 4C   (only once gen 0 is full)
 //! └─ …            ε_g = ε · (1 − 1/32) · 32^−g,  Σ_g ε_g < ε
 //! ```
@@ -30,20 +30,24 @@
 //! # Space
 //! With `n = C` keys in one run: `2 + log2(U/n) = 2 + log2(1/ε) + 0.046` bits
 //! (the 1/32 reserved for growth), plus the universe rounding of
-//! `generation()` (<= 0.05 bits at 10M keys), the run split entropy (<= 0.5
-//! bits, see `lsm`), select samples (~0.18 bits) and the buffer (~0.15
-//! bits). At ε = 2^-36 that is about 38.5–39.0 bits ≈ 4.81–4.88 bytes per key;
+//! `generation()` (<= 0.05 bits at 10M keys), the run split entropy (<= 0.3
+//! bits, see `lsm`), select samples (~0.13 bits; ~0.25 in runs of <= 64K
+//! values) and the buffer (~0.15 bits). At ε = 2^-36 that is about
+//! 38.3–38.9 bits ≈ 4.79–4.86 bytes per key;
 //! fewer keys than `C` cost `log2(C/n)` more bits each (the universe was
 //! sized for `C`).
 //!
 //! # Cost
 //! `insert` and `contains`: one hash, one buffer probe, one Elias–Fano
-//! lookup per run (<= log8(C/buffer) + 1 runs, three dependent cache misses
-//! each for big runs); inserts also pay merging, up to `RATIO` sequential
-//! decode+encode steps per level (a run is rewritten whenever the newer runs
-//! reach 1/8 of it). `insert_batch` checks a whole batch against the runs in
-//! stages so the big runs' cache misses overlap (`EliasFano::contains_many`),
-//! then inserts in order.
+//! lookup per run (<= log16(C/buffer) + 1 runs, three dependent cache misses
+//! each for big runs; select uses popcnt/BMI2 when the CPU has them, see
+//! `ef/hw.rs`); inserts also pay merging: a run is rewritten whenever the
+//! newer runs reach 1/16 of it, as bit-range copies (`ef/merge.rs`, ~0.6
+//! word copies per value) plus one decode and rank per value of the smaller
+//! side. `insert_batch` checks a whole batch against the runs in stages so
+//! the big runs' cache misses overlap (`EliasFano::contains_many`), then
+//! hands the batch's new fingerprints to the generation together: at most
+//! one merge per batch (`Generation::push_batch`).
 
 mod batch;
 mod buffer;
