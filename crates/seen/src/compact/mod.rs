@@ -306,7 +306,7 @@ fn merge(runs: &[Run], codes: Arc<Codes>, dict: &Dict) -> Run {
     let mut cursors: Vec<RunCursor<'_>> = runs.iter().map(|r| r.cursor(dict)).collect();
     let mut live: Vec<bool> = cursors.iter_mut().map(RunCursor::advance).collect();
     while let Some(i) = smallest(&cursors, &live, None) {
-        b.push(cursors[i].key());
+        b.push_recoded(cursors[i].key(), cursors[i].coding());
         live[i] = cursors[i].advance();
     }
     b.finish()
