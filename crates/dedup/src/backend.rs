@@ -59,6 +59,10 @@ pub const FINGERPRINT_BUFFER: usize = 256;
 /// at the same bytes per line (13.94 → 13.92).
 pub const COMPACT_PARTS: usize = 64;
 
+/// Most threads a `compact` batch is spread over (its parts are
+/// independent sets; see [`crate::partitioned`]).
+pub const COMPACT_THREADS: usize = 4;
+
 /// Sizing hints for probabilistic and pre-sized backends.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 #[non_exhaustive]
@@ -119,7 +123,10 @@ fn partitioned(
             let parts = (0..COMPACT_PARTS)
                 .map(|_| Box::new(CompactSet::new()) as _)
                 .collect();
-            Box::new(Partitioned::new(parts, Route::Host))
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+            Box::new(
+                Partitioned::new(parts, Route::Host).with_threads(threads.min(COMPACT_THREADS)),
+            )
         }
         "fingerprint" => {
             let capacity = expected.unwrap_or(FINGERPRINT_CAPACITY) / FINGERPRINT_PARTS;
