@@ -177,7 +177,7 @@ impl Dict {
 
 /// Whether `b` is an ASCII letter (branch-free `is_ascii_alphabetic`).
 #[inline]
-fn is_letter(b: u8) -> bool {
+pub(crate) fn is_letter(b: u8) -> bool {
     (b | 0x20).wrapping_sub(b'a') < 26
 }
 

@@ -302,11 +302,19 @@ impl CompactSet {
 /// The disjoint union of `runs` as one run, coded with `codes`.
 fn merge(runs: &[Run], codes: Arc<Codes>, dict: &Dict) -> Run {
     let total = runs.iter().map(Run::len).sum();
+    // Runs of the current code generation were tokenised with `dict`: their
+    // symbols carry over. Older runs (frozen before the dictionary) are
+    // tokenised again, so their keys gain the words.
+    let carry: Vec<bool> = runs
+        .iter()
+        .map(|r| Arc::ptr_eq(r.codes(), &codes))
+        .collect();
     let mut b = RunBuilder::new(total, codes, dict);
     let mut cursors: Vec<RunCursor<'_>> = runs.iter().map(|r| r.cursor(dict)).collect();
     let mut live: Vec<bool> = cursors.iter_mut().map(RunCursor::advance).collect();
     while let Some(i) = smallest(&cursors, &live, None) {
-        b.push_recoded(cursors[i].key(), cursors[i].coding());
+        let coding = cursors[i].coding().filter(|_| carry[i]);
+        b.push_recoded(cursors[i].key(), coding);
         live[i] = cursors[i].advance();
     }
     b.finish()

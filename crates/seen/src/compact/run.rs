@@ -34,7 +34,7 @@ use std::sync::Arc;
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::buffer::{read_varint, write_varint};
-use super::dict::{Dict, MAX_WORDS, Tokens, tokenize};
+use super::dict::{Dict, MAX_WORDS, Tokens, is_letter, tokenize};
 use super::filter::BlockFilter;
 use super::huffman::{BitReader, BitWriter, Code, Encoder};
 
@@ -261,9 +261,21 @@ impl<'d> RunBuilder<'d> {
     }
 
     /// Codes `key[shared..]` from `syms`, the symbols of `key[old..]`
-    /// (`old <= shared`): symbols wholly before `shared` are dropped, a word
-    /// cut by it leaves its tail as literal bytes, the rest are copied.
+    /// (`old <= shared`). A letter run that `shared` cuts is tokenised afresh
+    /// (the cut tail may be a dictionary word: words are learned from
+    /// suffixes cut the same way); symbols from the end of that run on are
+    /// copied, since tokens never cross a letter run's end. A symbol that
+    /// straddles the copy start (only in a corrupt stream) leaves literals.
     fn code_tail(&mut self, key: &[u8], shared: usize, old: usize, syms: &[u16]) {
+        let mut from = shared;
+        if shared > old
+            && shared < key.len()
+            && is_letter(key[shared - 1])
+            && is_letter(key[shared])
+        {
+            from += key[shared..].iter().take_while(|&&b| is_letter(b)).count();
+            self.code_text(&key[shared..from]);
+        }
         let (enc, bits, out) = (&self.enc[1], &mut self.bits, &mut self.run.blocks);
         let dict = self.tokens.dict();
         let mut pos = old;
@@ -273,11 +285,11 @@ impl<'d> RunBuilder<'d> {
             } else {
                 dict.word_len(usize::from(t - 256))
             };
-            if pos >= shared {
+            if pos >= from {
                 enc.put(bits, out, t);
-            } else if pos + len > shared {
+            } else if pos + len > from {
                 let end = (pos + len).min(key.len());
-                key[shared..end]
+                key[from..end]
                     .iter()
                     .for_each(|&b| enc.put(bits, out, u16::from(b)));
             }
