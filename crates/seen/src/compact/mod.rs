@@ -49,8 +49,10 @@
 //! that the lcps already place below it. `insert_batch` looks the whole batch
 //! up run by run and decodes a block once for all the batch's keys in it
 //! (dup-heavy link streams), then adds the new keys. Inserts also pay the
-//! merges: each key is decoded and re-encoded a few times. This is still the
-//! slow part: see docs/BENCHMARKS.md.
+//! merges: each key is decoded and re-encoded a few times; re-encoding copies
+//! the key's decoded text symbols (`RunBuilder::push_recoded`), tokenising
+//! again only a letter run that the new lcp cuts. This is still the slow
+//! part: see docs/BENCHMARKS.md.
 
 mod buffer;
 mod dict;
