@@ -52,6 +52,9 @@ pub struct DedupArgs {
 
 /// Runs `mgz dedup`. Exit 0 also when the reader of stdout goes away.
 pub fn run(args: DedupArgs) -> anyhow::Result<ExitCode> {
+    if args.seen == "compact" {
+        keep_big_allocations_mapped();
+    }
     let set_opts = backend::SeenOptions::new(args.expected, args.fpr);
     let set = backend::open(&args.seen, &set_opts)?;
     let mut dedup = Deduper::new(set, options(&args));
@@ -89,6 +92,22 @@ pub fn run(args: DedupArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Large allocations (the seen-set's runs, rebuilt by every merge) get
+/// their own mappings, handed back to the system when freed. glibc raises
+/// that threshold after each such free (up to 32 MiB), and then freed runs
+/// stay behind as heap fragments: `mgz dedup --seen compact` on the 10M
+/// synthetic list peaked at 158.0 MB with the default and 147.3 MB with
+/// the threshold fixed at 128 KiB (same binary, same session; set 128.3 MB).
+/// Only for `compact`: the other backends were measured with the default.
+fn keep_big_allocations_mapped() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `mallopt` only sets an allocator parameter (it takes glibc's
+    // arena lock); no memory is touched and no pointer is passed.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
+    }
 }
 
 fn options(args: &DedupArgs) -> Options {

@@ -53,8 +53,15 @@ pub const FINGERPRINT_PARTS: usize = 64;
 /// 54.6 MB. 256 is also the default for a part's capacity (2^24 / 64 / 1024).
 pub const FINGERPRINT_BUFFER: usize = 256;
 
-/// Parts of a `compact` set, routed by host (a power of two).
-pub const COMPACT_PARTS: usize = 16;
+/// Parts of a `compact` set, routed by host (a power of two). More parts
+/// make the merge transient (a part's largest run held twice) smaller: on
+/// the 10M synthetic list 16 → 64 parts took peak RSS from 159.3 to 158.0 MB
+/// at the same bytes per line (13.94 → 13.92).
+pub const COMPACT_PARTS: usize = 64;
+
+/// Most threads a `compact` batch is spread over (its parts are
+/// independent sets; see [`crate::partitioned`]).
+pub const COMPACT_THREADS: usize = 4;
 
 /// Sizing hints for probabilistic and pre-sized backends.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -116,7 +123,10 @@ fn partitioned(
             let parts = (0..COMPACT_PARTS)
                 .map(|_| Box::new(CompactSet::new()) as _)
                 .collect();
-            Box::new(Partitioned::new(parts, Route::Host))
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+            Box::new(
+                Partitioned::new(parts, Route::Host).with_threads(threads.min(COMPACT_THREADS)),
+            )
         }
         "fingerprint" => {
             let capacity = expected.unwrap_or(FINGERPRINT_CAPACITY) / FINGERPRINT_PARTS;

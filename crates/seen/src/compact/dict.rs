@@ -30,19 +30,25 @@ pub(crate) struct Tokens<'a> {
 
 const SLOT_BITS: u32 = 10;
 
+/// Home slot of `word` (at least `MIN_WORD` bytes): a multiply-shift hash
+/// of its first two and last two bytes and its length. Collisions only
+/// lengthen a probe; loading whole words cost a variable-length copy.
 fn slot_of(word: &[u8]) -> usize {
-    let load = |bytes: &[u8]| {
-        let mut buf = [0u8; 8];
-        buf[..bytes.len()].copy_from_slice(bytes);
-        u64::from_le_bytes(buf)
-    };
     let n = word.len();
-    let (head, tail) = (load(&word[..n.min(8)]), load(&word[n.saturating_sub(8)..]));
-    let h = (head ^ tail.rotate_left(29) ^ n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    (h >> (64 - SLOT_BITS)) as usize
+    let ends = u64::from(word[0])
+        | u64::from(word[1]) << 8
+        | u64::from(word[n - 2]) << 16
+        | u64::from(word[n - 1]) << 24
+        | (n as u64) << 32;
+    (ends.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - SLOT_BITS)) as usize
 }
 
 impl Tokens<'_> {
+    /// The dictionary these tokens name.
+    pub(crate) fn dict(&self) -> &Dict {
+        self.dict
+    }
+
     fn get(&self, word: &[u8]) -> Option<u16> {
         let first = *word.first()?;
         if self.lens[first as usize] >> word.len().min(63) & 1 == 0 {
@@ -169,15 +175,32 @@ impl Dict {
     }
 }
 
-/// Calls `emit` with the text symbols of `text` under `tokens`.
+/// Whether `b` is an ASCII letter (branch-free `is_ascii_alphabetic`).
+#[inline]
+pub(crate) fn is_letter(b: u8) -> bool {
+    (b | 0x20).wrapping_sub(b'a') < 26
+}
+
+/// Calls `emit` with the text symbols of `text` under `tokens`: one pass,
+/// each maximal letter run of a word's length looked up once.
 pub(crate) fn tokenize(text: &[u8], tokens: &Tokens<'_>, mut emit: impl FnMut(u16)) {
-    let mut done = 0;
-    let sizes = MIN_WORD..=MAX_WORD;
-    for (a, b) in letter_runs(text).filter(|(a, b)| sizes.contains(&(b - a))) {
-        if let Some(t) = tokens.get(&text[a..b]) {
-            text[done..a].iter().for_each(|&x| emit(u16::from(x)));
+    let (mut done, mut i, n) = (0, 0, text.len());
+    while i < n {
+        if !is_letter(text[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        i += 1;
+        while i < n && is_letter(text[i]) {
+            i += 1;
+        }
+        if (MIN_WORD..=MAX_WORD).contains(&(i - start))
+            && let Some(t) = tokens.get(&text[start..i])
+        {
+            text[done..start].iter().for_each(|&x| emit(u16::from(x)));
             emit(t);
-            done = b;
+            done = i;
         }
     }
     text[done..].iter().for_each(|&x| emit(u16::from(x)));

@@ -49,8 +49,10 @@
 //! that the lcps already place below it. `insert_batch` looks the whole batch
 //! up run by run and decodes a block once for all the batch's keys in it
 //! (dup-heavy link streams), then adds the new keys. Inserts also pay the
-//! merges: each key is decoded and re-encoded a few times. This is still the
-//! slow part: see docs/BENCHMARKS.md.
+//! merges: each key is decoded and re-encoded a few times; re-encoding copies
+//! the key's decoded text symbols (`RunBuilder::push_recoded`), tokenising
+//! again only a letter run that the new lcp cuts. This is still the slow
+//! part: see docs/BENCHMARKS.md.
 
 mod buffer;
 mod dict;
@@ -302,11 +304,19 @@ impl CompactSet {
 /// The disjoint union of `runs` as one run, coded with `codes`.
 fn merge(runs: &[Run], codes: Arc<Codes>, dict: &Dict) -> Run {
     let total = runs.iter().map(Run::len).sum();
+    // Runs of the current code generation were tokenised with `dict`: their
+    // symbols carry over. Older runs (frozen before the dictionary) are
+    // tokenised again, so their keys gain the words.
+    let carry: Vec<bool> = runs
+        .iter()
+        .map(|r| Arc::ptr_eq(r.codes(), &codes))
+        .collect();
     let mut b = RunBuilder::new(total, codes, dict);
     let mut cursors: Vec<RunCursor<'_>> = runs.iter().map(|r| r.cursor(dict)).collect();
     let mut live: Vec<bool> = cursors.iter_mut().map(RunCursor::advance).collect();
     while let Some(i) = smallest(&cursors, &live, None) {
-        b.push(cursors[i].key());
+        let coding = cursors[i].coding().filter(|_| carry[i]);
+        b.push_recoded(cursors[i].key(), coding);
         live[i] = cursors[i].advance();
     }
     b.finish()

@@ -34,7 +34,7 @@ use std::sync::Arc;
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::buffer::{read_varint, write_varint};
-use super::dict::{Dict, MAX_WORDS, Tokens, tokenize};
+use super::dict::{Dict, MAX_WORDS, Tokens, is_letter, tokenize};
 use super::filter::BlockFilter;
 use super::huffman::{BitReader, BitWriter, Code, Encoder};
 
@@ -213,19 +213,88 @@ impl<'d> RunBuilder<'d> {
         self.pushed += 1;
     }
 
+    /// Like [`RunBuilder::push`] for a key decoded from another run, where
+    /// it followed a key it shared `from.0` bytes with and its suffix was the
+    /// text symbols `from.1`: its new predecessor (between the two) shares at
+    /// least as much, so the new suffix is a tail of the old one and its
+    /// symbols are re-emitted instead of tokenising the text again.
+    pub(crate) fn push_recoded(&mut self, key: &[u8], from: Option<(usize, &[u16])>) {
+        debug_assert!(self.pushed == 0 || self.prev.as_slice() < key);
+        self.run.filter.insert(xxh3_64(key));
+        if self.pushed.is_multiple_of(BLOCK) {
+            self.start_block(key);
+        } else {
+            let shared = self.code_lengths(key);
+            match from {
+                Some((old, syms)) if old <= shared => self.code_tail(key, shared, old, syms),
+                _ => self.code_text(&key[shared..]),
+            }
+        }
+        self.prev.clear();
+        self.prev.extend_from_slice(key);
+        self.pushed += 1;
+    }
+
     /// Codes `key` against the previous key: varints with the number code,
     /// the suffix with the text code.
     fn code_key(&mut self, key: &[u8]) {
+        let shared = self.code_lengths(key);
+        self.code_text(&key[shared..]);
+    }
+
+    /// Codes the lcp with the previous key and the suffix length; returns the lcp.
+    #[inline]
+    fn code_lengths(&mut self, key: &[u8]) -> usize {
         let shared = lcp(&self.prev, key);
         self.num.clear();
         write_varint(&mut self.num, shared);
         write_varint(&mut self.num, key.len() - shared);
-        let out = &mut self.run.blocks;
         for &b in &self.num {
-            self.enc[0].put(&mut self.bits, out, u16::from(b));
+            self.enc[0].put(&mut self.bits, &mut self.run.blocks, u16::from(b));
         }
-        let (enc, bits) = (&self.enc[1], &mut self.bits);
-        tokenize(&key[shared..], &self.tokens, |t| enc.put(bits, out, t));
+        shared
+    }
+
+    fn code_text(&mut self, text: &[u8]) {
+        let (enc, bits, out) = (&self.enc[1], &mut self.bits, &mut self.run.blocks);
+        tokenize(text, &self.tokens, |t| enc.put(bits, out, t));
+    }
+
+    /// Codes `key[shared..]` from `syms`, the symbols of `key[old..]`
+    /// (`old <= shared`). A letter run that `shared` cuts is tokenised afresh
+    /// (the cut tail may be a dictionary word: words are learned from
+    /// suffixes cut the same way); symbols from the end of that run on are
+    /// copied, since tokens never cross a letter run's end. A symbol that
+    /// straddles the copy start (only in a corrupt stream) leaves literals.
+    fn code_tail(&mut self, key: &[u8], shared: usize, old: usize, syms: &[u16]) {
+        let mut from = shared;
+        if shared > old
+            && shared < key.len()
+            && is_letter(key[shared - 1])
+            && is_letter(key[shared])
+        {
+            from += key[shared..].iter().take_while(|&&b| is_letter(b)).count();
+            self.code_text(&key[shared..from]);
+        }
+        let (enc, bits, out) = (&self.enc[1], &mut self.bits, &mut self.run.blocks);
+        let dict = self.tokens.dict();
+        let mut pos = old;
+        for &t in syms {
+            let len = if t < 256 {
+                1
+            } else {
+                dict.word_len(usize::from(t - 256))
+            };
+            if pos >= from {
+                enc.put(bits, out, t);
+            } else if pos + len > from {
+                let end = (pos + len).min(key.len());
+                key[from..end]
+                    .iter()
+                    .for_each(|&b| enc.put(bits, out, u16::from(b)));
+            }
+            pos += len;
+        }
     }
 
     fn start_block(&mut self, key: &[u8]) {
@@ -335,6 +404,30 @@ impl ByteSource for Coded<'_> {
 }
 
 impl Coded<'_> {
+    /// Like [`ByteSource::next_key`], also recording the suffix's text
+    /// symbols in `syms` (a merge re-emits them instead of re-tokenising).
+    #[inline]
+    fn next_key_recording(&mut self, cur: &mut Vec<u8>, syms: &mut Vec<u16>) -> usize {
+        let shared = self.varint();
+        let end = shared + self.varint();
+        cur.truncate(shared);
+        cur.reserve(end.saturating_sub(shared));
+        syms.clear();
+        while cur.len() < end {
+            let t = self.0.text.get(&mut self.1);
+            match t {
+                0..=255 => cur.push(t as u8),
+                t => match self.2.len() > usize::from(t - 256) {
+                    true => cur.extend_from_slice(self.2.word(usize::from(t - 256))),
+                    // Only a corrupt stream names a missing word; stop there.
+                    false => break,
+                },
+            }
+            syms.push(t);
+        }
+        shared
+    }
+
     /// Appends text symbols to `cur` until it is `end` bytes long.
     #[inline]
     fn text(&mut self, cur: &mut Vec<u8>, end: usize) {
@@ -577,6 +670,8 @@ impl Run {
             first: Vec::new(),
             block: None,
             cur: Vec::new(),
+            shared: None,
+            syms: Vec::new(),
         }
     }
 }
@@ -600,6 +695,10 @@ pub(crate) struct RunCursor<'a> {
     first: Vec<u8>,
     block: Option<Coded<'a>>,
     cur: Vec<u8>,
+    /// lcp of the current key with its predecessor (`None`: block first key).
+    shared: Option<usize>,
+    /// Text symbols of the current key's suffix.
+    syms: Vec<u16>,
 }
 
 impl RunCursor<'_> {
@@ -616,8 +715,9 @@ impl RunCursor<'_> {
             self.index.next_key(&mut self.first);
             self.cur.clone_from(&self.first);
             self.block = Some(self.run.block_reader(b, self.dict));
+            self.shared = None;
         } else if let Some(src) = self.block.as_mut() {
-            src.next_key(&mut self.cur);
+            self.shared = Some(src.next_key_recording(&mut self.cur, &mut self.syms));
         }
         self.next += 1;
         true
@@ -626,5 +726,12 @@ impl RunCursor<'_> {
     /// The current key (valid after `advance` returned `true`).
     pub(crate) fn key(&self) -> &[u8] {
         &self.cur
+    }
+
+    /// How the current key was coded in its run: the lcp with its
+    /// predecessor and its suffix's text symbols (`None` for a block's
+    /// first key, which the index holds as plain bytes).
+    pub(crate) fn coding(&self) -> Option<(usize, &[u16])> {
+        self.shared.map(|s| (s, self.syms.as_slice()))
     }
 }

@@ -40,6 +40,25 @@ fn many_keys_across_runs_and_merges() {
     }
 }
 
+/// Merges re-emit each key's carried symbols and re-tokenise a letter run
+/// that the new predecessor cuts: words sharing prefixes, inserted in an
+/// order that interleaves them across runs, so cuts land inside words.
+#[test]
+fn merges_that_cut_words_keep_every_key() {
+    const WORDS: [&str; 6] = ["new", "news", "newsroom", "newsletter", "room", "roomy"];
+    let key = |i: usize| {
+        let (a, b) = (WORDS[i % 6], WORDS[(i / 6) % 6]);
+        format!("org.site/{a}{b}/{b}{a}x{}", i / 36).into_bytes()
+    };
+    let mut set = CompactSet::new();
+    let mut model = BTreeSet::new();
+    for i in (0..40_000).map(|i| (i * 7_919) % 40_000) {
+        assert_eq!(set.insert(&key(i)), model.insert(key(i)));
+    }
+    assert!(set.dict.as_ref().is_some_and(|d| d.len() > 0));
+    check_against_model(&set, &model);
+}
+
 #[test]
 fn edge_case_keys_survive_freezing_and_merging() {
     let mut set = CompactSet::new();
