@@ -122,22 +122,27 @@ impl Queue {
         sum(&self.pending) + sum(&self.retrying)
     }
 
-    /// Puts discovered URLs; returns the outcome of each.
-    pub async fn discover(&self, items: Vec<UrlItem>) -> Result<Vec<PutOutcome>, CrawlError> {
+    /// Puts discovered URLs; hands them back with the outcome of each.
+    pub async fn discover(
+        &self,
+        items: Vec<UrlItem>,
+    ) -> Result<(Vec<UrlItem>, Vec<PutOutcome>), CrawlError> {
         if items.is_empty() {
-            return Ok(Vec::new());
+            return Ok((items, Vec::new()));
         }
-        let depths: Vec<u32> = items.iter().map(|i| i.depth).collect();
-        let out = self
-            .call(move |f| f.put_discovered(&items))
-            .await?
-            .map_err(ferr)?;
-        for (o, d) in out.iter().zip(depths) {
+        let (items, out) = self
+            .call(move |f| {
+                let out = f.put_discovered(&items);
+                (items, out)
+            })
+            .await?;
+        let out = out.map_err(ferr)?;
+        for (o, item) in out.iter().zip(&items) {
             if *o == PutOutcome::New {
-                self.add_pending(d, 1);
+                self.add_pending(item.depth, 1);
             }
         }
-        Ok(out)
+        Ok((items, out))
     }
 
     /// Leases up to `queues` queues × `per_queue` URLs.

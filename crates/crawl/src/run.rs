@@ -54,6 +54,8 @@ pub struct Shared {
     pub warc: Option<WarcWriter>,
     /// Counters.
     pub counters: Counters,
+    /// Pages parsed at once (one per core).
+    pub parse_slots: Semaphore,
 }
 
 impl Shared {
@@ -153,6 +155,7 @@ async fn open_shared(cfg: CrawlConfig) -> Result<Arc<Shared>, CrawlError> {
         store: Store::open(&cfg.db)?,
         warc,
         counters: Counters::default(),
+        parse_slots: Semaphore::new(std::thread::available_parallelism().map_or(2, |n| n.get())),
         queue,
         cfg,
     }))

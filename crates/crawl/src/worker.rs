@@ -244,6 +244,9 @@ async fn page(sh: &Shared, rec: &UrlRecord, resp: Fetched) -> Result<Next, Crawl
             .map(extract::robots_directives)
             .unwrap_or_default();
         let body = resp.body;
+        // As many parses at once as cores: more only hold more bodies,
+        // parser buffers and blocking threads (each with its malloc arena).
+        let _slot = sh.parse_slots.acquire().await;
         let ex = tokio::task::spawn_blocking(move || extract::extract(&body, ct.as_deref()))
             .await
             .map_err(|e| CrawlError::Config(e.to_string()))?;
