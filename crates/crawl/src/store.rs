@@ -49,13 +49,11 @@ pub const BUSY: Duration = Duration::from_secs(30);
 
 /// The writer only appends rows and walks the `url` index: a 1 MiB page
 /// cache holds that index's interior pages up to millions of rows, half of
-/// SQLite's 2 MiB default. The WAL is checkpointed (two fsyncs, on the
-/// writer thread, stalling every `store`) every 16 MiB instead of 4 MiB.
+/// SQLite's 2 MiB default.
 const SCHEMA: &str = "
 PRAGMA journal_mode=WAL;
 PRAGMA synchronous=NORMAL;
 PRAGMA cache_size=-1024;
-PRAGMA wal_autocheckpoint=4096;
 CREATE TABLE IF NOT EXISTS pages(
   url TEXT PRIMARY KEY, final_url TEXT, status INTEGER, depth INTEGER,
   content_type TEXT, bytes INTEGER, title TEXT, description TEXT, keywords TEXT,
