@@ -87,6 +87,7 @@ fn crawl_config(
 
 /// Runs the demo.
 pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
+    crate::alloc::limit_arenas();
     let temp;
     let dir = match &args.state {
         Some(d) => d.clone(),
@@ -97,9 +98,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     };
     std::fs::create_dir_all(&dir)?;
     let sim = sim_config(&args);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?;
+    let rt = crate::crawl_cmd::crawl_runtime()?;
     let summary = rt.block_on(async {
         let server = mgz_sim::start(sim.clone(), "127.0.0.1:0".parse()?, None).await?;
         eprintln!(

@@ -22,10 +22,17 @@ pub async fn discover(
     meta: Metadata,
 ) -> Result<Vec<String>, CrawlError> {
     let c = &sh.counters;
-    let mut local = HashSet::new();
+    // Pages repeat their navigation links: a raw target seen admitted
+    // before is a duplicate without paying for canonicalisation again.
+    let mut raw: HashSet<&str> = HashSet::with_capacity(hrefs.len());
+    let mut local: HashSet<String> = HashSet::with_capacity(hrefs.len());
     let mut items = Vec::new();
     let mut hosts = Vec::new();
     for href in hrefs {
+        if raw.contains(href.as_str()) {
+            Counters::bump(&c.duplicates_skipped);
+            continue;
+        }
         let canon = match CanonicalUrl::parse(href, base, &sh.cfg.policy) {
             Ok(u) => u,
             Err(UrlError::TooLong { .. }) => {
@@ -34,10 +41,7 @@ pub async fn discover(
             }
             Err(_) => continue,
         };
-        let Ok(parsed) = url::Url::parse(canon.as_str()) else {
-            continue;
-        };
-        match sh.filter.judge(&parsed) {
+        match sh.filter.judge(canon.as_url()) {
             Verdict::Admit => {}
             Verdict::OutOfScope => continue,
             Verdict::Trap(_) => {
@@ -45,6 +49,7 @@ pub async fn discover(
                 continue;
             }
         }
+        raw.insert(href.as_str());
         if !local.insert(canon.as_str().to_string()) {
             Counters::bump(&c.duplicates_skipped);
             continue;
@@ -61,7 +66,7 @@ pub async fn discover(
             ..UrlItem::default()
         });
     }
-    let outcomes = sh.queue.discover(items.clone()).await?;
+    let (items, outcomes) = sh.queue.discover(items).await?;
     let mut known = Vec::new();
     for ((o, item), host) in outcomes.iter().zip(items).zip(hosts) {
         match o {

@@ -116,8 +116,21 @@ fn unescape(raw: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// Whether an ASCII byte is kept by [`push_capped`]: not whitespace in
+/// `char::is_whitespace`'s sense (which, unlike `u8::is_ascii_whitespace`,
+/// counts the vertical tab).
+fn not_space_ascii(b: u8) -> bool {
+    !matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ')
+}
+
+/// Appends the words of `src` (entities decoded, whitespace collapsed to
+/// one space) to `dst` while they fit in `cap` bytes.
 fn push_capped(dst: &mut String, src: &str, cap: usize) {
-    for word in unescape(src).split_whitespace() {
+    if dst.len() + 2 > cap {
+        return; // full: not even a one-byte word fits
+    }
+    let src = unescape(src);
+    for word in crate::terms::runs(&src, not_space_ascii, |c| !c.is_whitespace()) {
         if dst.len() + word.len() + 1 > cap {
             return;
         }

@@ -1,6 +1,13 @@
-//! The crawler's view of the PowerCache frontier: every call runs on the
-//! blocking pool (the frontier is synchronous and waits for group commit),
-//! plus the per-depth pending counts that drive breadth-first waves.
+//! The crawler's view of the PowerCache frontier, plus the per-depth
+//! pending counts that drive breadth-first waves.
+//!
+//! The crawl opens the frontier with OS-buffer durability (see
+//! `run::open_shared`): a call never waits for an fsync, it costs tens of
+//! microseconds of CPU (a page-cache read at worst). So calls run on the
+//! calling task's thread: handing each to the blocking pool cost two thread
+//! switches (futex wake, context switch) per call, three calls per page —
+//! more than the calls themselves. Only opening (the census), flushing and
+//! statistics over the whole frontier go to the blocking pool.
 //!
 //! Waves: URLs are fetched depth by depth. While any URL of depth `W` is
 //! pending, leases of deeper URLs are handed back for a second. So a URL is
@@ -70,7 +77,13 @@ impl Queue {
         Ok((q, c.per_host))
     }
 
-    async fn call<T: Send + 'static>(
+    /// Runs a short frontier call here (see the module docs).
+    async fn call<T>(&self, f: impl FnOnce(&Frontier) -> T) -> Result<T, CrawlError> {
+        Ok(f(&self.frontier))
+    }
+
+    /// Runs a long frontier call (a flush, a scan) on the blocking pool.
+    async fn call_blocking<T: Send + 'static>(
         &self,
         f: impl FnOnce(&Frontier) -> T + Send + 'static,
     ) -> Result<T, CrawlError> {
@@ -122,22 +135,27 @@ impl Queue {
         sum(&self.pending) + sum(&self.retrying)
     }
 
-    /// Puts discovered URLs; returns the outcome of each.
-    pub async fn discover(&self, items: Vec<UrlItem>) -> Result<Vec<PutOutcome>, CrawlError> {
+    /// Puts discovered URLs; hands them back with the outcome of each.
+    pub async fn discover(
+        &self,
+        items: Vec<UrlItem>,
+    ) -> Result<(Vec<UrlItem>, Vec<PutOutcome>), CrawlError> {
         if items.is_empty() {
-            return Ok(Vec::new());
+            return Ok((items, Vec::new()));
         }
-        let depths: Vec<u32> = items.iter().map(|i| i.depth).collect();
-        let out = self
-            .call(move |f| f.put_discovered(&items))
-            .await?
-            .map_err(ferr)?;
-        for (o, d) in out.iter().zip(depths) {
+        let (items, out) = self
+            .call(move |f| {
+                let out = f.put_discovered(&items);
+                (items, out)
+            })
+            .await?;
+        let out = out.map_err(ferr)?;
+        for (o, item) in out.iter().zip(&items) {
             if *o == PutOutcome::New {
-                self.add_pending(d, 1);
+                self.add_pending(item.depth, 1);
             }
         }
-        Ok(out)
+        Ok((items, out))
     }
 
     /// Leases up to `queues` queues × `per_queue` URLs.
@@ -281,7 +299,7 @@ impl Queue {
 
     /// Makes every write durable now.
     pub async fn flush(&self) -> Result<(), CrawlError> {
-        self.call(|f| f.flush()).await?.map_err(ferr)
+        self.call_blocking(|f| f.flush()).await?.map_err(ferr)
     }
 }
 
@@ -344,6 +362,8 @@ fn census(f: &Frontier, policy: &mgz_url::Policy) -> Result<Census, CrawlError> 
 impl Queue {
     /// URLs the frontier itself counts as not completed.
     pub async fn frontier_pending(&self) -> u64 {
-        self.call(|f| f.stats("", None).size).await.unwrap_or(0)
+        self.call_blocking(|f| f.stats("", None).size)
+            .await
+            .unwrap_or(0)
     }
 }

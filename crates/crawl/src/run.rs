@@ -54,6 +54,8 @@ pub struct Shared {
     pub warc: Option<WarcWriter>,
     /// Counters.
     pub counters: Counters,
+    /// Pages parsed at once (one per core).
+    pub parse_slots: Semaphore,
 }
 
 impl Shared {
@@ -113,7 +115,14 @@ async fn open_shared(cfg: CrawlConfig) -> Result<Arc<Shared>, CrawlError> {
         ..FrontierOptions::default()
     };
     let dir = cfg.state_dir.join("frontier");
-    let frontier = tokio::task::spawn_blocking(move || Frontier::open(dir, opts))
+    // Creating a frontier is mostly waiting for fsyncs (~80 on a fresh
+    // directory), so the page and robots databases (a dozen more) and the
+    // HTTP client are set up meanwhile.
+    let opening = tokio::task::spawn_blocking(move || Frontier::open(dir, opts));
+    let store = Store::open(&cfg.db)?;
+    let robots_store = RobotsStore::open(&cfg.state_dir.join("robots.db"));
+    let fetcher = Fetcher::new(&cfg.fetch)?;
+    let frontier = opening
         .await
         .map_err(|e| CrawlError::Frontier(e.to_string()))?
         .map_err(|e| CrawlError::Frontier(e.to_string()))?;
@@ -139,20 +148,20 @@ async fn open_shared(cfg: CrawlConfig) -> Result<Arc<Shared>, CrawlError> {
         Some(p) => Some(WarcWriter::open(p, &cfg.fetch.user_agent)?),
         None => None,
     };
-    let robots_store = RobotsStore::open(&cfg.state_dir.join("robots.db"));
     let gates = Gates::new(cfg.delay);
     let robots = remembered_robots(&robots_store, &gates, &robots_token(&cfg.fetch.user_agent));
     Ok(Arc::new(Shared {
-        fetcher: Fetcher::new(&cfg.fetch)?,
+        fetcher,
         robots,
         robots_store,
         robots_locks: Mutex::new(HashMap::new()),
         robots_agent: robots_token(&cfg.fetch.user_agent),
         gates,
         filter,
-        store: Store::open(&cfg.db)?,
+        store,
         warc,
         counters: Counters::default(),
+        parse_slots: Semaphore::new(std::thread::available_parallelism().map_or(2, |n| n.get())),
         queue,
         cfg,
     }))

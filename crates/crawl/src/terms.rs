@@ -188,22 +188,93 @@ fn candidate(word: &str) -> bool {
     (3..=30).contains(&chars) && !word.bytes().all(|b| b.is_ascii_digit())
 }
 
+/// The maximal runs of characters of `text` that satisfy `keep`, like
+/// `text.split(|c| !keep(c))` without the empty pieces, but deciding ASCII
+/// bytes with `keep_ascii` (no UTF-8 decoding) and decoding only the
+/// characters that start with a non-ASCII byte. `keep_ascii(b)` must equal
+/// `keep(b as char)` for every ASCII `b`.
+pub(crate) fn runs(
+    text: &str,
+    keep_ascii: fn(u8) -> bool,
+    keep: fn(char) -> bool,
+) -> impl Iterator<Item = &str> {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    // Whether the character at `at` is kept, and its length.
+    let class = move |at: usize| -> (bool, usize) {
+        let b = bytes[at];
+        if b.is_ascii() {
+            return (keep_ascii(b), 1);
+        }
+        let c = text[at..].chars().next().unwrap_or(' ');
+        (keep(c), c.len_utf8())
+    };
+    std::iter::from_fn(move || {
+        while i < bytes.len() {
+            let (kept, len) = class(i);
+            if kept {
+                break;
+            }
+            i += len;
+        }
+        let start = i;
+        while i < bytes.len() {
+            let (kept, len) = class(i);
+            if !kept {
+                break;
+            }
+            i += len;
+        }
+        (i > start).then(|| &text[start..i])
+    })
+}
+
+/// Runs of alphanumeric characters.
+fn words(text: &str) -> impl Iterator<Item = &str> {
+    runs(text, |b| b.is_ascii_alphanumeric(), char::is_alphanumeric)
+}
+
+/// `word` in lower case: borrowed when it already is, else written to `buf`
+/// (ASCII) or allocated (other scripts, rare).
+fn lowered<'w>(word: &'w str, buf: &'w mut String) -> Cow<'w, str> {
+    if word.is_ascii() {
+        if !word.bytes().any(|b| b.is_ascii_uppercase()) {
+            return Cow::Borrowed(word);
+        }
+        buf.clear();
+        buf.extend(word.bytes().map(|b| char::from(b.to_ascii_lowercase())));
+        return Cow::Borrowed(buf.as_str());
+    }
+    if word.chars().any(char::is_uppercase) {
+        Cow::Owned(word.to_lowercase())
+    } else {
+        Cow::Borrowed(word)
+    }
+}
+
 /// The `n` most frequent content words of `text`. One pass; a word already
-/// in lower case is counted by reference (no allocation), so allocations are
-/// bounded by the distinct capitalised words; stopwords are dropped from the
-/// distinct words at the end instead of being looked up for every word.
+/// in lower case is counted by reference and a capitalised one is looked up
+/// through a reused buffer, so the only allocations are one per distinct
+/// capitalised word and the map (sized from the text up front); stopwords
+/// are dropped from the distinct words at the end instead of being looked
+/// up for every word.
 pub fn top_terms(text: &str, n: usize) -> Vec<String> {
-    let mut counts = Counts::default();
-    for word in text.split(|c: char| !c.is_alphanumeric()) {
+    let mut counts = Counts::with_capacity_and_hasher(text.len() / 24, Default::default());
+    let mut buf = String::new();
+    for word in words(text) {
         if !candidate(word) {
             continue;
         }
-        let key: Cow<'_, str> = if word.chars().any(char::is_uppercase) {
-            Cow::Owned(word.to_lowercase())
-        } else {
-            Cow::Borrowed(word)
+        let key = lowered(word, &mut buf);
+        if let Some(c) = counts.get_mut(key.as_ref()) {
+            *c += 1;
+            continue;
+        }
+        let owned = match key {
+            Cow::Borrowed(k) if k.as_ptr() == word.as_ptr() => Cow::Borrowed(word),
+            k => Cow::Owned(k.into_owned()),
         };
-        *counts.entry(key).or_insert(0) += 1;
+        counts.insert(owned, 1);
     }
     let mut ranked: Vec<(Cow<'_, str>, u32)> = counts
         .into_iter()
@@ -260,10 +331,22 @@ mod tests {
     }
 
     proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+        #[test]
+        fn runs_match_std_splitting(text in "[a-z0-9 \\t\\n\\x0b\\x0c\\r\\x1c\\u{85}\\u{a0}\\u{2003}\\u{3000}é’İ,.-]{0,40}") {
+            let ws: Vec<&str> = runs(&text, |b| !(b as char).is_whitespace(), |c| !c.is_whitespace()).collect();
+            proptest::prop_assert_eq!(ws, text.split_whitespace().collect::<Vec<_>>());
+            let alnum: Vec<&str> = words(&text).collect();
+            let std: Vec<&str> = text.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()).collect();
+            proptest::prop_assert_eq!(alnum, std);
+        }
+    }
+
+    proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
         #[test]
-        fn matches_the_model(words in proptest::collection::vec("(the|and|Crawl|crawl|CRAWL|web|Web|zürich|ZÜRICH|1234|ab|abc|x{31}|data|Data)", 0..60), n in 0usize..8) {
-            let text = words.join(" ");
+        fn matches_the_model(words in proptest::collection::vec("(the|and|Crawl|crawl|CRAWL|web|Web|zürich|ZÜRICH|1234|ab|abc|x{31}|data|Data|ĳssel|İstanbul|naïve|Naïve)", 0..60), seps in proptest::collection::vec("[ ,.;\\-\u{a0}\u{2014}é’]{1,3}", 60), n in 0usize..8) {
+            let text: String = words.iter().zip(&seps).map(|(w, s)| format!("{w}{s}")).collect();
             proptest::prop_assert_eq!(top_terms(&text, n), model(&text, n));
         }
     }

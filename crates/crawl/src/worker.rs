@@ -243,10 +243,7 @@ async fn page(sh: &Shared, rec: &UrlRecord, resp: Fetched) -> Result<Next, Crawl
             .header("x-robots-tag")
             .map(extract::robots_directives)
             .unwrap_or_default();
-        let body = resp.body;
-        let ex = tokio::task::spawn_blocking(move || extract::extract(&body, ct.as_deref()))
-            .await
-            .map_err(|e| CrawlError::Config(e.to_string()))?;
+        let ex = parse(sh, resp.body, ct).await?;
         let (noindex, nofollow) = (ex.noindex || xrobots.0, ex.nofollow || xrobots.1);
         if !nofollow && rec.depth < sh.cfg.max_depth {
             let page_url = CanonicalUrl::parse(&rec.url, None, &sh.cfg.policy).ok();
@@ -262,6 +259,27 @@ async fn page(sh: &Shared, rec: &UrlRecord, resp: Fetched) -> Result<Next, Crawl
     sh.store.store(row).await?;
     Counters::bump(&sh.counters.pages_stored);
     Ok(Next::Complete)
+}
+
+/// Bodies up to this size are parsed on the task's own thread (well under a
+/// millisecond); larger ones on the blocking pool, so a 10 MB page cannot
+/// stall the fetches sharing a runtime worker.
+pub const INLINE_PARSE: usize = 128 * 1024;
+
+async fn parse(
+    sh: &Shared,
+    body: Vec<u8>,
+    ct: Option<String>,
+) -> Result<extract::Extracted, CrawlError> {
+    if body.len() <= INLINE_PARSE {
+        return Ok(extract::extract(&body, ct.as_deref()));
+    }
+    // As many large parses at once as cores: more only hold more bodies,
+    // parser buffers and blocking threads (each with its malloc arena).
+    let _slot = sh.parse_slots.acquire().await;
+    tokio::task::spawn_blocking(move || extract::extract(&body, ct.as_deref()))
+        .await
+        .map_err(|e| CrawlError::Config(e.to_string()))
 }
 
 fn fill_keywords(row: &mut PageRow, ex: &extract::Extracted, noindex: bool) {

@@ -136,4 +136,21 @@ async fn every_reachable_page_stored_exactly_once() {
     }
     let twice: Vec<_> = hits.iter().filter(|(_, n)| **n > 1).take(5).collect();
     assert!(twice.is_empty(), "requested more than once: {twice:?}");
+    // The crawl leaves full-text indexing to the first search, which
+    // indexes every stored page and finds them.
+    let db = dir.path().join("pages.db");
+    let found = mgz_crawl::store::search(&db, "vacuum", 5000).unwrap();
+    assert!(
+        found
+            .iter()
+            .any(|h| h.url == "http://pg.test/sql-vacuum.html"),
+        "{found:?}"
+    );
+    assert_eq!(mgz_crawl::store::update_index(&db).unwrap(), 0);
+    // One index entry (FTS5 docsize row) per page with text, none missing.
+    let c = rusqlite::Connection::open(&db).unwrap();
+    let count = |sql: &str| -> i64 { c.query_row(sql, [], |r| r.get(0)).unwrap() };
+    let with_text = count("SELECT count(*) FROM pages WHERE text IS NOT NULL");
+    assert!(with_text > 1000, "{with_text}");
+    assert_eq!(count("SELECT count(*) FROM pages_fts_docsize"), with_text);
 }

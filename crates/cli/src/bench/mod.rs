@@ -30,6 +30,7 @@ enum BenchCommand {
 
 /// Runs one benchmark.
 pub fn run(args: BenchArgs) -> anyhow::Result<ExitCode> {
+    crate::alloc::enable();
     match args.command {
         BenchCommand::Seen(a) => seen::run(a),
         BenchCommand::Frontier(a) => frontier::run(a),
