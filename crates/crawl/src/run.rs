@@ -223,7 +223,7 @@ pub async fn crawl(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Summary, C
         w.flush()?;
     }
     if let Some(handle) = status {
-        handle.shutdown();
+        handle.shutdown().await;
     }
     result?;
     Ok(Summary::from_counters(

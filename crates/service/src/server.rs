@@ -160,7 +160,7 @@ impl<B: FrontierBackend> Server<B> {
         tracing::info!(%addr, tls = self.config.tls.is_some(), "Started URLFrontierServer");
         let drained = drain(serving, wait_stop(stop_rx), self.config.drain_timeout).await;
         if let Some(page) = status_page {
-            page.shutdown();
+            page.shutdown().await;
         }
         let backend = self.backend.clone();
         tokio::task::spawn_blocking(move || backend.flush())

@@ -253,7 +253,7 @@ fn http(c: &mut Criterion, src: Arc<DemoSource>) {
         g.bench_function(path, |b| cpu(b, || rt.block_on(http_get(addr, path))));
     }
     g.finish();
-    handle.shutdown();
+    rt.block_on(handle.shutdown());
 }
 
 fn benches(c: &mut Criterion) {

@@ -66,7 +66,11 @@ struct Shared {
 pub struct StatusHandle {
     addr: SocketAddr,
     stop: Option<oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
 }
+
+/// How long [`StatusHandle::shutdown`] waits for open connections to close.
+const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 impl StatusHandle {
     /// The address actually bound (useful with port 0).
@@ -74,10 +78,17 @@ impl StatusHandle {
         self.addr
     }
 
-    /// Stops accepting connections.
-    pub fn shutdown(mut self) {
+    /// Stops accepting connections and returns once the listener is closed
+    /// (open connections get [`SHUTDOWN_GRACE`] to finish, then are dropped).
+    pub async fn shutdown(mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let abort = task.abort_handle();
+            if tokio::time::timeout(SHUTDOWN_GRACE, task).await.is_err() {
+                abort.abort();
+            }
         }
     }
 }
@@ -130,7 +141,7 @@ pub fn serve_listener(
         ))
         .with_state(shared);
     let (stop, stopped) = oneshot::channel::<()>();
-    tokio::spawn(async move {
+    let task = tokio::spawn(async move {
         let server = axum::serve(listener, app).with_graceful_shutdown(async {
             let _ = stopped.await;
         });
@@ -142,6 +153,7 @@ pub fn serve_listener(
     Ok(StatusHandle {
         addr: bound,
         stop: Some(stop),
+        task: Some(task),
     })
 }
 

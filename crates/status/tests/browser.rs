@@ -114,7 +114,7 @@ fn page_in_headless_chromium_shows_what_status_json_says() {
             .unwrap_or(false)
     );
     eprintln!("screenshot: {}", shot.display());
-    handle.shutdown();
+    rt.block_on(handle.shutdown());
 }
 
 fn tempfile_dir(name: &str) -> PathBuf {

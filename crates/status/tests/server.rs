@@ -102,7 +102,7 @@ async fn serves_page_json_and_metrics() {
     assert!(metrics.contains("mgz_pages_fetched_total 42\n"));
     assert!(metrics.contains("mgz_extra 1\n"));
     assert!(!metrics.contains("site-1"), "no per-host labels");
-    h.shutdown();
+    h.shutdown().await;
 }
 
 #[tokio::test]
@@ -143,7 +143,7 @@ async fn token_is_required_everywhere_when_set() {
         401,
         "a longer token with the right prefix"
     );
-    h.shutdown();
+    h.shutdown().await;
 }
 
 #[tokio::test]
@@ -179,5 +179,5 @@ async fn rates_follow_the_counter() {
     let r: StatusReport = serde_json::from_str(&json).unwrap();
     assert!(r.rates.pages_per_s_1m > 20.0, "{:?}", r.rates);
     assert!(!r.rates.history.is_empty());
-    h.shutdown();
+    h.shutdown().await;
 }
