@@ -3,7 +3,9 @@
 //! dirty (durably: a seen-log record, then the snapshot's flag): its "seen"
 //! answers are checked against the store until a reopen rebuilds the set.
 
-use crate::codec::{UrlState, sched_key};
+use std::collections::HashSet;
+
+use crate::codec::{Body, UrlState, parse_sched_key};
 use crate::error::Result;
 use crate::frontier::Frontier;
 use crate::lookup::queue_ids;
@@ -79,30 +81,37 @@ impl Frontier {
         cutoff: u64,
         batch: &mut fjall::OwnedWriteBatch,
     ) -> Result<u64> {
-        let Some(key) = t.queues.get(&qid).map(|q| q.rec.key.clone()) else {
+        let Some(q) = t.queues.get_mut(&qid) else {
             return Ok(0);
         };
         let mut n = 0;
+        // Pending URLs (all in `sched`); their positions, to drop pointers below.
+        let mut purged = HashSet::new();
+        for kv in self.store.sched.prefix(qid.to_be_bytes()) {
+            let (k, v) = kv.into_inner()?;
+            if Body::decode(&v)?.created >= cutoff {
+                continue;
+            }
+            let (_, next_fetch, seq) = parse_sched_key(&k)?;
+            batch.remove(&self.store.sched, k);
+            q.leases.remove(&(next_fetch, seq));
+            q.rec.pending = q.rec.pending.saturating_sub(1);
+            purged.insert((next_fetch, seq));
+            n += 1;
+        }
         for kv in self.store.urls.prefix(qid.to_be_bytes()) {
             let (k, v) = kv.into_inner()?;
-            let state = UrlState::decode(&v)?;
-            let rec = self.to_record("", &key, qid, state.clone())?;
-            if rec.created >= cutoff {
-                continue;
-            }
-            batch.remove(&self.store.urls, k);
-            let Some(q) = t.queues.get_mut(&qid) else {
-                continue;
-            };
-            match state {
-                UrlState::Pending { next_fetch, seq } => {
-                    batch.remove(&self.store.sched, sched_key(qid, next_fetch, seq));
-                    q.leases.remove(&(next_fetch, seq));
-                    q.rec.pending = q.rec.pending.saturating_sub(1);
+            match UrlState::decode(&v)? {
+                UrlState::Pending { next_fetch, seq } if purged.contains(&(next_fetch, seq)) => {
+                    batch.remove(&self.store.urls, k);
                 }
-                UrlState::Completed(_) => q.rec.completed = q.rec.completed.saturating_sub(1),
+                UrlState::Completed(body) if body.created < cutoff => {
+                    batch.remove(&self.store.urls, k);
+                    q.rec.completed = q.rec.completed.saturating_sub(1);
+                    n += 1;
+                }
+                _ => {}
             }
-            n += 1;
         }
         Ok(n)
     }
@@ -116,12 +125,16 @@ impl Frontier {
     ) -> Result<u64> {
         let mut n = 0;
         for &qid in qids {
+            // Every pending URL has a `sched` entry, every completed one a
+            // `urls` entry; pending pointers in `urls` are not counted.
             for kv in self.store.urls.prefix(qid.to_be_bytes()) {
-                batch.remove(&self.store.urls, kv.key()?);
-                n += 1;
+                let (k, v) = kv.into_inner()?;
+                n += u64::from(matches!(UrlState::decode(&v)?, UrlState::Completed(_)));
+                batch.remove(&self.store.urls, k);
             }
             for kv in self.store.sched.prefix(qid.to_be_bytes()) {
                 batch.remove(&self.store.sched, kv.key()?);
+                n += 1;
             }
             batch.remove(&self.store.queues, qid.to_be_bytes());
             if let Some(q) = t.remove_queue(qid) {

@@ -97,7 +97,7 @@ impl Frontier {
             ..Table::default()
         };
         crate::recover::load(&store, &mut table, &opts.seen)?;
-        let seen_log = crate::seenidx::load(&store, &mut table, &opts.seen)?
+        let seen_log = crate::seenidx::load(&store, &mut table, &opts.seen, &opts.policy)?
             .map(|log| Arc::new(Mutex::new(log)));
         table.logging = seen_log.is_some();
         tracing::info!(

@@ -26,6 +26,7 @@ mod error;
 mod frontier;
 mod get;
 mod lookup;
+mod pending;
 mod put;
 mod records;
 mod recover;

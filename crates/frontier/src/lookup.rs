@@ -1,10 +1,12 @@
 //! Read-only views: statistics, crawl and queue listings, URL status,
 //! URL listing and counting. Listing URLs scans the store (cost linear in
-//! the URLs of the crawl or queue); the rest reads only RAM.
+//! the URLs of the crawl or queue: per queue its completed URLs in `urls`,
+//! then its pending ones in `sched`); URL status reads `urls`, else scans
+//! the URL's queue (see `pending`); the rest reads only RAM.
 
 use mgz_url::CanonicalUrl;
 
-use crate::codec::{Body, UrlState, sched_key, url_key};
+use crate::codec::{Body, UrlState, parse_sched_key, sched_key};
 use crate::error::{FrontierError, Result};
 use crate::frontier::Frontier;
 use crate::table::Table;
@@ -96,12 +98,10 @@ impl Frontier {
                 .and_then(|&cid| t.qid(cid, key))
         };
         let qid = qid.ok_or_else(|| FrontierError::NotFound(url.to_string()))?;
-        let v = self
-            .store
-            .urls
-            .get(url_key(qid, &canon.key_bytes()))?
+        let state = self
+            .url_state(qid, &canon.key_bytes(), canon.as_str())?
             .ok_or_else(|| FrontierError::NotFound(url.to_string()))?;
-        self.to_record(crawl, key, qid, UrlState::decode(&v)?)
+        self.to_record(crawl, key, qid, state)
     }
 
     /// URLs of a crawl or queue matching the filter, paged in store order.
@@ -150,21 +150,28 @@ impl Frontier {
                 s.to_string()
             }
         });
+        let wanted = |rec: &UrlRecord| match &needle {
+            None => true,
+            Some(n) if query.ignore_case => rec.url.to_lowercase().contains(n.as_str()),
+            Some(n) => rec.url.contains(n.as_str()),
+        };
         for (qid, key) in queues {
+            let crawl = crawl_name(&query.crawl);
+            // Completed URLs from `urls` (pending pointers there are skipped:
+            // every pending URL is in `sched`), then the pending ones.
             for kv in self.store.urls.prefix(qid.to_be_bytes()) {
-                let v = kv.value()?;
-                let rec = self.to_record(&query.crawl, &key, qid, UrlState::decode(&v)?)?;
-                if let Some(n) = &needle {
-                    let hit = if query.ignore_case {
-                        rec.url.to_lowercase().contains(n.as_str())
-                    } else {
-                        rec.url.contains(n.as_str())
-                    };
-                    if !hit {
-                        continue;
+                if let UrlState::Completed(body) = UrlState::decode(&kv.value()?)? {
+                    let rec = crate::get::record(crawl, &key, body, 0);
+                    if wanted(&rec) && !f(rec) {
+                        return Ok(());
                     }
                 }
-                if !f(rec) {
+            }
+            for kv in self.store.sched.prefix(qid.to_be_bytes()) {
+                let (k, v) = kv.into_inner()?;
+                let (_, next_fetch, _) = parse_sched_key(&k)?;
+                let rec = crate::get::record(crawl, &key, Body::decode(&v)?, next_fetch);
+                if wanted(&rec) && !f(rec) {
                     return Ok(());
                 }
             }

@@ -2,10 +2,11 @@
 //!
 //! Each call: parse and canonicalise every URL (no lock held), then under the
 //! lock decide each item against its crawl's seen set and build one fjall
-//! batch (URL state + pending entry + touched queue records + sequence
-//! counter), commit it to the journal and return a [`Commit`] to wait on.
-//! Per new URL the store gets two entries: `urls` (~key + 18 B) and `sched`
-//! (20 B key + body).
+//! batch (pending entries + one counter record + sequence counter), commit
+//! it to the journal and return a [`Commit`] to wait on.
+//! Per new URL the store gets one entry, `sched` (20 B key + body), when the
+//! crawl's seen set is trusted and clean; otherwise also a `urls` pointer
+//! (~key + 18 B) so "seen" answers can be checked (see `pending`).
 
 use std::collections::HashSet;
 
@@ -61,11 +62,11 @@ impl Frontier {
             };
             let cid = t.crawl_id(&p.crawl, &self.store, &mut batch, &self.opts.seen);
             let qid = t.queue_id(cid, &p.key);
-            if !self.is_new(&mut t, (cid, qid), &p, &mut in_batch)? {
+            let Some(indexed) = self.is_new(&mut t, (cid, qid), &p, now_s, &mut in_batch)? else {
                 out.push(PutOutcome::Seen);
                 continue;
-            }
-            insert_pending(&mut t, &self.store, &mut batch, qid, &p, now_s);
+            };
+            insert_pending(&mut t, &self.store, &mut batch, (qid, indexed), &p, now_s);
             touched.insert(qid);
             out.push(PutOutcome::New);
         }
@@ -119,8 +120,9 @@ impl Frontier {
                 keys_in_batch.clear();
                 keys_in_batch.insert(k.clone());
             }
-            t.seen_insert(cid, qid, &p.ukey);
-            let outcome = self.overwrite(&mut t, &mut batch, qid, &k, p, item.next_fetch)?;
+            let fresh = t.seen_insert(cid, qid, &p.ukey, None);
+            let outcome =
+                self.overwrite(&mut t, &mut batch, (qid, fresh), &k, p, item.next_fetch)?;
             touched.insert(qid);
             out.push(outcome);
         }
@@ -165,19 +167,22 @@ impl Frontier {
         })
     }
 
-    /// Whether `p` (bound for queue `qid`) is new in crawl `cid`, marking
-    /// it seen. A "seen" answer is checked against the store when the set may
-    /// be wrong: deletions since it was built, or a backend whose
-    /// false-positive rate is above `FrontierOptions::trust_seen_fpr`.
+    /// Whether `p` (bound for queue `qid`, due at `now_s`) is new in crawl
+    /// `cid`, marking it seen: `Some(indexed)` if new, where `indexed` says
+    /// whether it needs a `urls` pointer. A "seen" answer is checked against
+    /// the store when the set may be wrong: deletions since it was built, or
+    /// a backend whose false-positive rate is above
+    /// `FrontierOptions::trust_seen_fpr`; URLs of such crawls are indexed.
     fn is_new(
         &self,
         t: &mut Table,
         (cid, qid): (u32, u32),
         p: &Prepared,
+        now_s: u64,
         in_batch: &mut HashSet<(u32, Vec<u8>)>,
-    ) -> Result<bool> {
+    ) -> Result<Option<bool>> {
         let Some(c) = t.crawls.get(&cid) else {
-            return Ok(false);
+            return Ok(None);
         };
         let trusted = match c.seen.guarantee() {
             mgz_seen::Guarantee::Exact => true,
@@ -185,24 +190,29 @@ impl Frontier {
             _ => false,
         };
         let check = c.dirty || !trusted;
-        if t.seen_insert(cid, qid, &p.ukey) {
+        // An unindexed URL's log record carries its schedule position, so a
+        // replay can check the store for it without a `urls` entry.
+        let at = (!check).then_some((now_s, t.next_seq));
+        if t.seen_insert(cid, qid, &p.ukey, at) {
             if check {
                 in_batch.insert((cid, p.ukey.clone()));
             }
-            return Ok(true);
+            return Ok(Some(check));
         }
         if !check || !in_batch.insert((cid, p.ukey.clone())) {
-            return Ok(false);
+            return Ok(None);
         }
-        Ok(!self.store.urls.contains_key(url_key(qid, &p.ukey))?)
+        let stored = self.url_state(qid, &p.ukey, &p.body.url)?.is_some();
+        Ok((!stored).then_some(true))
     }
 
-    /// Applies one known item to queue `qid`.
+    /// Applies one known item to queue `qid`; `fresh`: the seen set had
+    /// never seen it, so the store has nothing to read.
     fn overwrite(
         &self,
         t: &mut Table,
         batch: &mut fjall::OwnedWriteBatch,
-        qid: u32,
+        (qid, fresh): (u32, bool),
         k: &[u8],
         p: Prepared,
         next_fetch: u64,
@@ -215,10 +225,8 @@ impl Frontier {
         let leased = q.by_url.remove(&h).filter(|lk| q.leases.contains_key(lk));
         let old = match leased {
             Some((next_fetch, seq)) => Some(UrlState::Pending { next_fetch, seq }),
-            None => match self.store.urls.get(k)? {
-                Some(v) => Some(UrlState::decode(&v)?),
-                None => None,
-            },
+            None if fresh => None,
+            None => self.url_state(qid, &p.ukey, &p.body.url)?,
         };
         match &old {
             Some(UrlState::Pending { next_fetch, seq }) => {
@@ -233,7 +241,7 @@ impl Frontier {
             q.rec.completed += 1;
             batch.insert(&self.store.urls, k, UrlState::Completed(p.body).encode());
         } else {
-            insert_pending(t, &self.store, batch, qid, &p, next_fetch);
+            insert_pending(t, &self.store, batch, (qid, true), &p, next_fetch);
         }
         Ok(if old.is_some() {
             PutOutcome::Updated
@@ -243,12 +251,13 @@ impl Frontier {
     }
 }
 
-/// Adds a pending URL to queue `qid`, due at `next_fetch`.
+/// Adds a pending URL to queue `qid`, due at `next_fetch`, with a `urls`
+/// pointer if `indexed`.
 fn insert_pending(
     t: &mut Table,
     store: &crate::store::Store,
     batch: &mut fjall::OwnedWriteBatch,
-    qid: u32,
+    (qid, indexed): (u32, bool),
     p: &Prepared,
     next_fetch: u64,
 ) {
@@ -257,8 +266,10 @@ fn insert_pending(
     let mut body = Vec::with_capacity(p.body.url.len() + 32);
     p.body.encode(&mut body);
     batch.insert(&store.sched, sched_key(qid, next_fetch, seq), body);
-    let state = UrlState::Pending { next_fetch, seq };
-    batch.insert(&store.urls, url_key(qid, &p.ukey), state.encode());
+    if indexed {
+        let state = UrlState::Pending { next_fetch, seq };
+        batch.insert(&store.urls, url_key(qid, &p.ukey), state.encode());
+    }
     if let Some(q) = t.queues.get_mut(&qid) {
         q.rec.pending += 1;
         q.added((next_fetch, seq));

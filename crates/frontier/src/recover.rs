@@ -1,7 +1,8 @@
 //! Reopening: control records (crawls, queues, counters); then `seenidx`
 //! restores the seen sets from their snapshot and log, or calls
 //! [`rebuild_seen`] here: one sequential scan of the `urls` keys (~0.3 µs per
-//! URL plus the seen set's insert on an idle machine). Leases are not
+//! URL plus the seen set's insert on an idle machine) and one of `sched`
+//! (plus a URL parse per pending URL, ~1 µs). Leases are not
 //! durable: everything in flight at a crash is simply pending again.
 
 use crate::error::{FrontierError, Result};
@@ -46,27 +47,50 @@ pub fn load(store: &Store, table: &mut Table, seen: &SeenFactory) -> Result<()> 
     Ok(())
 }
 
-/// Inserts every stored URL key into its crawl's seen set.
-pub fn rebuild_seen(store: &Store, table: &mut Table) -> Result<()> {
-    let mut current: Option<(u32, u32)> = None; // (qid, crawl)
+/// Inserts every stored URL key into its crawl's seen set: the `urls` keys,
+/// then the keys of the pending URLs in `sched` (unindexed ones have no
+/// `urls` entry, see `pending`), re-derived from their canonical text with
+/// `policy` (canonicalisation is idempotent, so the key is the stored one).
+pub fn rebuild_seen(store: &Store, table: &mut Table, policy: &mgz_url::Policy) -> Result<()> {
+    let mut crawl_of = QueueCrawl::default();
     for kv in store.urls.iter() {
         let k = kv.key()?;
-        let qid = qid_of(&k, "urls key")?;
-        let crawl = match current {
-            Some((q, c)) if q == qid => c,
-            _ => {
-                let c = table.queues.get(&qid).map(|q| q.rec.crawl).ok_or_else(|| {
-                    FrontierError::corrupt("urls key", format!("unknown queue {qid}"))
-                })?;
-                current = Some((qid, c));
-                c
-            }
-        };
+        let crawl = crawl_of.get(table, qid_of(&k, "urls key")?)?;
         if let Some(c) = table.crawls.get_mut(&crawl) {
             c.seen.insert(&k[4..]);
         }
     }
+    for kv in store.sched.iter() {
+        let (k, v) = kv.into_inner()?;
+        let crawl = crawl_of.get(table, qid_of(&k, "sched key")?)?;
+        let url = crate::codec::Body::decode(&v)?.url;
+        let canon = mgz_url::CanonicalUrl::parse(&url, None, policy)
+            .map_err(|e| FrontierError::corrupt("sched value", format!("stored URL: {e}")))?;
+        if let Some(c) = table.crawls.get_mut(&crawl) {
+            c.seen.insert(&canon.key_bytes());
+        }
+    }
     Ok(())
+}
+
+/// The crawl of the last queue looked up (keys come grouped by queue).
+#[derive(Default)]
+struct QueueCrawl(Option<(u32, u32)>);
+
+impl QueueCrawl {
+    fn get(&mut self, table: &Table, qid: u32) -> Result<u32> {
+        if let Some((q, c)) = self.0
+            && q == qid
+        {
+            return Ok(c);
+        }
+        let c =
+            table.queues.get(&qid).map(|q| q.rec.crawl).ok_or_else(|| {
+                FrontierError::corrupt("store key", format!("unknown queue {qid}"))
+            })?;
+        self.0 = Some((qid, c));
+        Ok(c)
+    }
 }
 
 fn crawl_id_of(k: &[u8]) -> Result<u32> {

@@ -5,7 +5,7 @@
 //! open:  seen.snap ok? ──yes──▶ restore each crawl's set ─▶ replay seen-<g>.log, seen-<g+1>.log …
 //!          │ no / corrupt / backend without snapshot form        │ log corrupt (not a torn tail)
 //!          ▼                                                     ▼
-//!        rebuild: one scan of the `urls` keys  ◀─────────────────┘
+//!        rebuild: one scan of the `urls` keys and `sched`  ◀─────────────────┘
 //!          └─▶ write a fresh snapshot (gen g+1) and an empty log
 //! snapshot: under the table lock copy every set's bytes and switch to a new
 //!   log generation; outside it fsync the store, write seen.snap, delete old logs.
@@ -16,7 +16,7 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use crate::codec::url_key;
+use crate::codec::{sched_key, url_key};
 use crate::error::{FrontierError, Result};
 use crate::frontier::{Frontier, SeenFactory};
 use crate::seenlog::{self, Replay, SeenLog};
@@ -32,10 +32,15 @@ pub type SharedLog = Arc<Mutex<SeenLog>>;
 
 /// Fills the seen sets of `table` (control records already loaded); returns
 /// the log to append to, or `None` when the backend has no snapshot form.
-pub fn load(store: &Store, table: &mut Table, factory: &SeenFactory) -> Result<Option<SeenLog>> {
+pub fn load(
+    store: &Store,
+    table: &mut Table,
+    factory: &SeenFactory,
+    policy: &mgz_url::Policy,
+) -> Result<Option<SeenLog>> {
     let dir = store.dir.as_path();
     if factory().snapshot().is_none() {
-        crate::recover::rebuild_seen(store, table)?;
+        crate::recover::rebuild_seen(store, table, policy)?;
         remove_all(dir)?;
         return Ok(None);
     }
@@ -51,7 +56,7 @@ pub fn load(store: &Store, table: &mut Table, factory: &SeenFactory) -> Result<O
         c.seen = factory();
         c.dirty = false;
     }
-    crate::recover::rebuild_seen(store, table)?;
+    crate::recover::rebuild_seen(store, table, policy)?;
     let generation = log_generations(dir)?.last().map_or(0, |g| g + 1);
     let log = SeenLog::create(dir, generation)?;
     let snap = capture(table, generation).ok_or_else(|| {
@@ -112,7 +117,11 @@ fn apply(store: &Store, table: &mut Table, r: &Replay) -> Result<()> {
         let Some(c) = table.crawls.get_mut(&k.crawl) else {
             continue;
         };
-        if k.trusted || store.urls.contains_key(url_key(k.qid, &k.key))? {
+        let in_sched = |(next, seq)| store.sched.contains_key(sched_key(k.qid, next, seq));
+        if k.trusted
+            || store.urls.contains_key(url_key(k.qid, &k.key))?
+            || k.at.map(in_sched).transpose()?.unwrap_or(false)
+        {
             c.seen.insert(&k.key);
         }
     }

@@ -10,6 +10,8 @@
 //!     1 key        crawl u32 | qid u32 | klen u16 | key        11 B + key (~70 B per URL)
 //!     2 durable    offset u64: every frame ending at or before it is in the fsynced store
 //!     3 dirty      crawl u32: URLs of that crawl were deleted (its "seen" answers need checking)
+//!     4 key at     crawl u32 | qid u32 | next u64 | seq u64 | klen u16 | key
+//!                  a pending URL without a `urls` entry: its `sched` key is (qid, next, seq)
 //! ```
 //! All integers little-endian.
 //!
@@ -37,6 +39,7 @@ const HEADER: usize = 24;
 pub(crate) const TAG_KEY: u8 = 1;
 pub(crate) const TAG_DURABLE: u8 = 2;
 pub(crate) const TAG_DIRTY: u8 = 3;
+pub(crate) const TAG_KEY_AT: u8 = 4;
 
 /// Path of log generation `gen` in `dir`.
 pub fn log_path(dir: &Path, generation: u64) -> PathBuf {
@@ -49,6 +52,19 @@ pub fn push_key(buf: &mut Vec<u8>, crawl: u32, qid: u32, key: &[u8]) {
     buf.push(TAG_KEY);
     buf.extend_from_slice(&crawl.to_le_bytes());
     buf.extend_from_slice(&qid.to_le_bytes());
+    buf.extend_from_slice(&len.to_le_bytes());
+    buf.extend_from_slice(&key[..usize::from(len)]);
+}
+
+/// Appends a key record of an unindexed pending URL at schedule position
+/// `(next_fetch, seq)` to a frame payload under construction.
+pub fn push_key_at(buf: &mut Vec<u8>, (crawl, qid): (u32, u32), key: &[u8], at: (u64, u64)) {
+    let len = u16::try_from(key.len()).unwrap_or(u16::MAX);
+    buf.push(TAG_KEY_AT);
+    buf.extend_from_slice(&crawl.to_le_bytes());
+    buf.extend_from_slice(&qid.to_le_bytes());
+    buf.extend_from_slice(&at.0.to_le_bytes());
+    buf.extend_from_slice(&at.1.to_le_bytes());
     buf.extend_from_slice(&len.to_le_bytes());
     buf.extend_from_slice(&key[..usize::from(len)]);
 }
@@ -177,6 +193,8 @@ pub struct KeyRec {
     pub key: Vec<u8>,
     /// Whether a `durable` mark covers it (else check it against the store).
     pub trusted: bool,
+    /// Schedule position (next_fetch, seq) of a URL logged without a `urls` entry.
+    pub at: Option<(u64, u64)>,
 }
 
 /// What a log file holds.
@@ -303,23 +321,43 @@ fn parse_payload(mut p: &[u8], trusted: bool, out: &mut Replay) -> Result<()> {
                 out.dirty.push(crawl);
                 p = &rest[4..];
             }
-            TAG_KEY => {
-                let head = rest.get(4..10).ok_or_else(bad)?;
-                let qid = u32::from_le_bytes(head[..4].try_into().map_err(|_| bad())?);
-                let klen = usize::from(u16::from_le_bytes([head[4], head[5]]));
-                let key = rest.get(10..10 + klen).ok_or_else(bad)?;
+            TAG_KEY | TAG_KEY_AT => {
+                let (rec, used) = key_record(rest, tag == TAG_KEY_AT).ok_or_else(bad)?;
                 out.keys.push(KeyRec {
                     crawl,
-                    qid,
-                    key: key.to_vec(),
                     trusted,
+                    ..rec
                 });
-                p = &rest[10 + klen..];
+                p = &rest[used..];
             }
             _ => return Err(bad()),
         }
     }
     Ok(())
+}
+
+/// Parses a key record after its tag (`rest` starts with the crawl id);
+/// returns it (crawl and trust left to the caller) and the bytes it took.
+fn key_record(rest: &[u8], with_at: bool) -> Option<(KeyRec, usize)> {
+    let u64_at = |i: usize| rest.get(i..i + 8)?.try_into().ok().map(u64::from_le_bytes);
+    let qid = u32::from_le_bytes(rest.get(4..8)?.try_into().ok()?);
+    let (at, head) = if with_at {
+        (Some((u64_at(8)?, u64_at(16)?)), 24)
+    } else {
+        (None, 8)
+    };
+    let klen = usize::from(u16::from_le_bytes(
+        rest.get(head..head + 2)?.try_into().ok()?,
+    ));
+    let key = rest.get(head + 2..head + 2 + klen)?;
+    let rec = KeyRec {
+        crawl: 0,
+        qid,
+        key: key.to_vec(),
+        trusted: false,
+        at,
+    };
+    Some((rec, head + 2 + klen))
 }
 
 #[cfg(test)]
@@ -360,6 +398,24 @@ mod tests {
             ]
         );
         assert!(read(dir.path(), 4).unwrap().is_none());
+    }
+
+    #[test]
+    fn key_records_with_a_schedule_position_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = SeenLog::create(dir.path(), 0).unwrap();
+        let mut p = Vec::new();
+        push_key_at(&mut p, (2, 5), b"com.example/a", (1_700, 42));
+        push_key(&mut p, 2, 5, b"com.example/b");
+        log.append(&p).unwrap();
+        let r = read(dir.path(), 0).unwrap().unwrap();
+        let got: Vec<_> = r.keys.iter().map(|k| (k.crawl, k.qid, k.at)).collect();
+        assert_eq!(got, vec![(2, 5, Some((1_700, 42))), (2, 5, None)]);
+        assert_eq!(r.keys[0].key, b"com.example/a");
+        for cut in 1..p.len() {
+            let mut out = Replay::default();
+            let _ = parse_payload(&p[..cut], false, &mut out);
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! DIR/store/          fjall database
 //!     meta    "c"+crawl id -> CrawlRec    "seq" -> next seq    "active" -> u8
 //!     queues  qid          -> QueueRec
-//!     urls    qid | URL key             -> UrlState (pending pointer or completed body)
+//!     urls    qid | URL key             -> UrlState (completed body, or pointer of an indexed pending URL)
 //!     sched   qid | next fetch | seq    -> Body (pending URLs, FIFO by key order)
 //! ```
 
@@ -19,9 +19,12 @@ use crate::error::{FrontierError, Result};
 
 /// Version of the on-disk layout; bumped on any incompatible change.
 /// 2: counter records (`meta` "n" keys) hold queue counters between folds.
-/// A version-1 directory is a valid version-2 one with no counter records, so
-/// it is upgraded in place at open (an older binary then refuses it).
-pub const FORMAT_VERSION: u32 = 2;
+/// 3: pending URLs may lack a `urls` entry (see `pending`); seen-log key
+///    records may carry a schedule position (tag 4).
+/// Versions 1 and 2 are valid version-3 directories (no counter records,
+/// every pending URL indexed), so they are upgraded in place at open (an
+/// older binary then refuses the directory with a `FormatVersion` error).
+pub const FORMAT_VERSION: u32 = 3;
 const MAGIC: &[u8; 4] = b"MGZF";
 
 /// Tuning of the embedded store.
@@ -133,8 +136,8 @@ fn check_format_file(dir: &Path) -> Result<()> {
     let path = dir.join("FORMAT");
     match std::fs::read(&path) {
         Ok(bytes) => match parse_format(&bytes) {
-            // Version 1 stores open as they are; the file is rewritten to say so.
-            Err(FrontierError::FormatVersion { found: 1, .. }) => write_format_file(&path),
+            // Versions 1 and 2 open as they are; the file is rewritten to say so.
+            Err(FrontierError::FormatVersion { found: 1 | 2, .. }) => write_format_file(&path),
             other => other.map_err(|e| e.in_file(&path)),
         },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -190,7 +193,7 @@ mod tests {
         assert!(parse_format(&format_bytes(FORMAT_VERSION)).is_ok());
         assert!(matches!(
             parse_format(&format_bytes(FORMAT_VERSION + 1)),
-            Err(FrontierError::FormatVersion { found: 3, .. })
+            Err(FrontierError::FormatVersion { found: 4, .. })
         ));
         let mut b = format_bytes(FORMAT_VERSION);
         b[5] ^= 1;

@@ -171,14 +171,18 @@ impl Table {
     }
 
     /// Marks `key` (of queue `qid`) seen in crawl `crawl`; true if it was
-    /// new. New keys are recorded for the seen log.
-    pub fn seen_insert(&mut self, crawl: u32, qid: u32, key: &[u8]) -> bool {
+    /// new. New keys are recorded for the seen log, with the schedule
+    /// position `at` of a URL that gets no `urls` entry (see `pending`).
+    pub fn seen_insert(&mut self, crawl: u32, qid: u32, key: &[u8], at: Option<LeaseKey>) -> bool {
         let Some(c) = self.crawls.get_mut(&crawl) else {
             return false;
         };
         let new = c.seen.insert(key);
         if new && self.logging {
-            crate::seenlog::push_key(&mut self.log_buf, crawl, qid, key);
+            match at {
+                Some(at) => crate::seenlog::push_key_at(&mut self.log_buf, (crawl, qid), key, at),
+                None => crate::seenlog::push_key(&mut self.log_buf, crawl, qid, key),
+            }
         }
         new
     }

@@ -74,8 +74,17 @@ pub fn run(a: FrontierArgs) -> anyhow::Result<ExitCode> {
     let tmp = tempfile_dir(&a)?;
     let dir = a.dir.clone().unwrap_or_else(|| tmp.clone());
     let f = Frontier::open(&dir, options(&a)?).context("opening the frontier")?;
+    let cpu0 = cpu_s();
     let baseline = baseline_put(&dir.join("baseline"), &a)?;
+    let cpu1 = cpu_s();
     let (submitted, put_s) = put_phase(&f, &a)?;
+    let cpu2 = cpu_s();
+    eprintln!(
+        "CPU seconds (all threads): baseline {:.1}, put phase {:.1} ({:.2} x baseline)",
+        cpu1 - cpu0,
+        cpu2 - cpu1,
+        (cpu2 - cpu1) / (cpu1 - cpu0).max(1e-9)
+    );
     eprintln!(
         "put phase {put_s:.1} s, peak RSS so far {} B, heap now {} B (peak {} B)",
         peak_rss(),
@@ -302,6 +311,18 @@ fn mix(x: u64) -> u64 {
 }
 
 /// Peak resident set size of this process (VmHWM), in bytes.
+/// CPU time of the whole process (user + system, every thread) in seconds,
+/// from /proc/self/stat (clock ticks at the usual 100 Hz); 0 elsewhere.
+/// On a shared machine this is steadier than wall time.
+fn cpu_s() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the parenthesised command name: state is field 3, utime 14, stime 15.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
 fn peak_rss() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
