@@ -318,11 +318,17 @@ impl EliasFano {
 
     /// Whether `value` is in the sequence.
     pub(crate) fn contains(&self, value: u64) -> bool {
+        if *HW_SELECT {
+            // SAFETY: `hw::available()` found popcnt and BMI2 on this CPU,
+            // the only requirement of the `target_feature` function.
+            return unsafe { hw::contains(self, value) };
+        }
         self.bucket(value)
             .is_some_and(|b| self.scan(self.bucket_start(b), b, value))
     }
 
     /// The high-bits bucket of `value`, if the sequence can hold it.
+    #[inline]
     fn bucket(&self, value: u64) -> Option<u64> {
         let bucket = value >> self.low_bits;
         let zeros = self.high_len - self.len as u64;
@@ -398,6 +404,7 @@ impl EliasFano {
     /// Whether `value` (in `bucket`, whose ones start at `pos`) is stored.
     /// The bucket's values are the run of ones from `pos`, read a word at a
     /// time (bits past `high_len` are zero).
+    #[inline]
     fn scan(&self, mut pos: u64, bucket: u64, value: u64) -> bool {
         let want = value & low_mask(self.low_bits);
         let mut i = pos - bucket;
