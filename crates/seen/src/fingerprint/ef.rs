@@ -360,6 +360,12 @@ impl EliasFano {
     /// gain nothing from staging and take the plain loop.
     pub(crate) fn contains_many(&self, values: &[u64], found: &mut [bool]) {
         if self.heap_bytes() < STAGED_MIN_BYTES {
+            if *HW_SELECT {
+                // SAFETY: `hw::available()` found popcnt and BMI2 on this CPU,
+                // the only requirement of the `target_feature` function.
+                unsafe { hw::contains_each(self, values, found) };
+                return;
+            }
             for (f, &v) in found.iter_mut().zip(values) {
                 *f = *f || self.contains(v);
             }

@@ -22,11 +22,22 @@ pub(super) fn available() -> bool {
     false
 }
 
+/// `found[i] |= contains(values[i])` in one function (no call or CPU
+/// check per value); callers check [`available`] first.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "popcnt,bmi1,bmi2")]
+pub(super) fn contains_each(ef: &EliasFano, values: &[u64], found: &mut [bool]) {
+    for (f, &v) in found.iter_mut().zip(values) {
+        *f = *f || contains(ef, v);
+    }
+}
+
 /// [`EliasFano::contains`] in one function for CPUs with `popcnt` and
 /// BMI2 (bucket, select and scan inlined together); callers check
 /// [`available`] first.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "popcnt,bmi1,bmi2")]
+#[inline]
 pub(super) fn contains(ef: &EliasFano, value: u64) -> bool {
     let Some(bucket) = ef.bucket(value) else {
         return false;
@@ -78,6 +89,12 @@ pub(super) fn zero_from(high: &[u64], mut word: usize, mut zeros_before: u64, k:
         zeros_before += c;
         word += 1;
     }
+}
+
+/// Never called: [`available`] is false off x86-64.
+#[cfg(not(target_arch = "x86_64"))]
+pub(super) unsafe fn contains_each(_: &EliasFano, _: &[u64], _: &mut [bool]) {
+    unreachable!("contains_each without the CPU features")
 }
 
 /// Never called: [`available`] is false off x86-64.
