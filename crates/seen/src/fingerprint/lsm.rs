@@ -25,7 +25,7 @@
 //! the buffer (64 slots below 64K keys, where bytes per key leave no room
 //! for more). One key at a time, a merge follows every `buffer_cap` keys.
 
-use super::buffer::{FpBuffer, SORTED_MAX};
+use super::buffer::FpBuffer;
 use super::ef::{EfBuilder, EliasFano, MAX_LEN};
 
 /// Largest buffer, in fingerprints.
@@ -49,7 +49,7 @@ impl Generation {
     /// An empty generation holding up to `capacity` fingerprints below `universe`.
     pub(crate) fn new(universe: u64, capacity: usize) -> Self {
         // ~1/1024 of the capacity: the buffer costs ~0.15 bit per value.
-        let buffer_cap = table_fit((capacity / 1024).clamp(64, MAX_BUFFER));
+        let buffer_cap = (capacity / 1024).clamp(64, MAX_BUFFER);
         Self {
             universe,
             capacity,
@@ -81,7 +81,7 @@ impl Generation {
     /// while the buffer is empty (the layout may change with the size).
     pub(crate) fn raise_buffer(&mut self, slots: usize) {
         if self.buffer.len() == 0 && slots > self.buffer_cap {
-            self.buffer_cap = table_fit(slots.min(MAX_BUFFER));
+            self.buffer_cap = slots.min(MAX_BUFFER);
             self.buffer = FpBuffer::with_cap(self.buffer_cap);
         }
     }
@@ -179,19 +179,13 @@ impl Generation {
     }
 
     /// Refills this empty generation with `buffer` (strictly increasing,
-    /// below the universe, fewer than [`MAX_BUFFER`]) and `runs`.
+    /// below the universe, fewer than the buffer's cap) and `runs`.
     /// `None` when they do not fit; the runs' own checks are the caller's.
     pub(crate) fn refill(&mut self, buffer: &[u64], runs: Vec<EliasFano>) -> Option<()> {
         let sorted = buffer.windows(2).all(|w| w[0] < w[1]);
         let below = buffer.last().is_none_or(|&v| v < self.universe);
-        if !sorted || !below || buffer.len() >= MAX_BUFFER || self.len > 0 {
+        if !sorted || !below || buffer.len() >= self.buffer_cap || self.len > 0 {
             return None;
-        }
-        if buffer.len() >= self.buffer_cap {
-            // Written when caps were not yet rounded to the table (`table_fit`):
-            // keep a cap just above what the snapshot buffered.
-            self.buffer_cap = buffer.len() + 1;
-            self.buffer = FpBuffer::with_cap(self.buffer_cap);
         }
         buffer
             .iter()
@@ -211,17 +205,6 @@ impl Generation {
     pub(crate) fn run_lens(&self) -> Vec<usize> {
         self.runs.iter().map(EliasFano::len).collect()
     }
-}
-
-/// `slots`, or for a hashed buffer the most a power-of-two table holds at
-/// hashbrown's 7/8 load below it: 8,137 slots would take 16,384 buckets
-/// (147 KB), 7,168 take 8,192 (74 KB), 0.009 B/key less at 10M keys.
-fn table_fit(slots: usize) -> usize {
-    if slots <= SORTED_MAX {
-        return slots;
-    }
-    let buckets = (slots * 8 / 7 + 1).next_power_of_two() / 2;
-    (buckets / 8 * 7).max(SORTED_MAX + 1)
 }
 
 /// The sorted union of two disjoint sorted vectors.
@@ -262,20 +245,6 @@ fn merge(runs: &[EliasFano], mut fps: Vec<u64>, universe: u64) -> EliasFano {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn hashed_buffers_fill_their_table() {
-        assert_eq!(table_fit(64), 64);
-        assert_eq!(table_fit(SORTED_MAX), SORTED_MAX);
-        assert_eq!(table_fit(8_137), 7_168);
-        assert_eq!(table_fit(7_168), 7_168);
-        assert_eq!(table_fit(1_024), 896);
-        assert_eq!(table_fit(MAX_BUFFER), 14_336);
-        // A table of that many entries has exactly that many buckets' worth.
-        let mut b = FpBuffer::with_cap(7_168);
-        (0..7_168u64).for_each(|v| b.insert(v * 977, 7_168));
-        assert_eq!(b.heap_bytes(), 8_192 * 9 + 16);
-    }
 
     #[test]
     fn runs_keep_the_ratio_invariant_and_every_value() {
