@@ -8,8 +8,8 @@
 //! ```
 //!
 //! "Added earlier" is a small open-addressing table of the active
-//! generation's fingerprints (`2 × batch` u64 slots, ~16 KiB for 1,024 keys,
-//! freed after the batch) when no generation can open during the batch, which
+//! generation's fingerprints (2 u64 slots per key of the batch not found in
+//! the set, at most ~16 KiB for 1,024 keys, freed after the batch) when no generation can open during the batch, which
 //! is all but a handful of batches in a set's life. Otherwise (the active
 //! generation may fill mid-batch) a `HashSet` of (generation, fingerprint)
 //! pairs does the same for any number of generations. Either way the answers
@@ -51,7 +51,8 @@ impl FingerprintSet {
 
     /// Every insert of the batch lands in the current last generation.
     fn insert_one_generation(&mut self, hashes: &[u64], old: &[bool], out: &mut Vec<bool>) {
-        let mut added = FpTable::for_batch(hashes.len());
+        // Sized for the keys that may be new, not the whole batch.
+        let mut added = FpTable::for_batch(old.iter().filter(|&&was| !was).count());
         let gen_ = self.gens.last_mut().expect("a set always has a generation");
         let mut fresh_fps = Vec::with_capacity(hashes.len());
         for (&hash, &was) in hashes.iter().zip(old) {

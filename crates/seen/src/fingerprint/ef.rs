@@ -318,11 +318,17 @@ impl EliasFano {
 
     /// Whether `value` is in the sequence.
     pub(crate) fn contains(&self, value: u64) -> bool {
+        if *HW_SELECT {
+            // SAFETY: `hw::available()` found popcnt and BMI2 on this CPU,
+            // the only requirement of the `target_feature` function.
+            return unsafe { hw::contains(self, value) };
+        }
         self.bucket(value)
             .is_some_and(|b| self.scan(self.bucket_start(b), b, value))
     }
 
     /// The high-bits bucket of `value`, if the sequence can hold it.
+    #[inline]
     fn bucket(&self, value: u64) -> Option<u64> {
         let bucket = value >> self.low_bits;
         let zeros = self.high_len - self.len as u64;
@@ -354,6 +360,12 @@ impl EliasFano {
     /// gain nothing from staging and take the plain loop.
     pub(crate) fn contains_many(&self, values: &[u64], found: &mut [bool]) {
         if self.heap_bytes() < STAGED_MIN_BYTES {
+            if *HW_SELECT {
+                // SAFETY: `hw::available()` found popcnt and BMI2 on this CPU,
+                // the only requirement of the `target_feature` function.
+                unsafe { hw::contains_each(self, values, found) };
+                return;
+            }
             for (f, &v) in found.iter_mut().zip(values) {
                 *f = *f || self.contains(v);
             }
@@ -398,6 +410,7 @@ impl EliasFano {
     /// Whether `value` (in `bucket`, whose ones start at `pos`) is stored.
     /// The bucket's values are the run of ones from `pos`, read a word at a
     /// time (bits past `high_len` are zero).
+    #[inline]
     fn scan(&self, mut pos: u64, bucket: u64, value: u64) -> bool {
         let want = value & low_mask(self.low_bits);
         let mut i = pos - bucket;

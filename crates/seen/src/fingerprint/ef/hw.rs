@@ -22,10 +22,39 @@ pub(super) fn available() -> bool {
     false
 }
 
+/// `found[i] |= contains(values[i])` in one function (no call or CPU
+/// check per value); callers check [`available`] first.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "popcnt,bmi1,bmi2")]
+pub(super) fn contains_each(ef: &EliasFano, values: &[u64], found: &mut [bool]) {
+    for (f, &v) in found.iter_mut().zip(values) {
+        *f = *f || contains(ef, v);
+    }
+}
+
+/// [`EliasFano::contains`] in one function for CPUs with `popcnt` and
+/// BMI2 (bucket, select and scan inlined together); callers check
+/// [`available`] first.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "popcnt,bmi1,bmi2")]
+#[inline]
+pub(super) fn contains(ef: &EliasFano, value: u64) -> bool {
+    let Some(bucket) = ef.bucket(value) else {
+        return false;
+    };
+    let start = if bucket == 0 {
+        0
+    } else {
+        select0(ef, bucket - 1) + 1
+    };
+    ef.scan(start, bucket, value)
+}
+
 /// [`EliasFano::select0`] for CPUs with `popcnt` and BMI2; callers check
 /// [`available`] first.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "popcnt,bmi1,bmi2")]
+#[inline]
 pub(super) fn select0(ef: &EliasFano, k: u64) -> u64 {
     let (start, mut rest) = ef.zsamp.locate(k);
     let mut w = (start / 64) as usize;
@@ -60,6 +89,18 @@ pub(super) fn zero_from(high: &[u64], mut word: usize, mut zeros_before: u64, k:
         zeros_before += c;
         word += 1;
     }
+}
+
+/// Never called: [`available`] is false off x86-64.
+#[cfg(not(target_arch = "x86_64"))]
+pub(super) unsafe fn contains_each(_: &EliasFano, _: &[u64], _: &mut [bool]) {
+    unreachable!("contains_each without the CPU features")
+}
+
+/// Never called: [`available`] is false off x86-64.
+#[cfg(not(target_arch = "x86_64"))]
+pub(super) unsafe fn contains(_: &EliasFano, _: u64) -> bool {
+    unreachable!("contains without the CPU features")
 }
 
 /// Never called: [`available`] is false off x86-64.
@@ -107,6 +148,22 @@ mod tests {
             assert_eq!(got, want, "zero {k}");
             assert_eq!(walk[2], want, "walk to zero {k}");
             (word, before) = (walk[0] as usize, walk[1]);
+        }
+        for v in values
+            .iter()
+            .flat_map(|&v| [v, v + 1])
+            .chain([0, 1 << 40, u64::MAX])
+        {
+            let soft = ef.bucket(v).is_some_and(|b| {
+                let start = if b == 0 {
+                    0
+                } else {
+                    ef.select0_soft(b - 1) + 1
+                };
+                ef.scan(start, b, v)
+            });
+            // SAFETY: as above.
+            assert_eq!(unsafe { contains(&ef, v) }, soft, "value {v}");
         }
     }
 }
