@@ -53,6 +53,7 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
+    alloc::tune();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Demo(args) => demo::run(args),

@@ -32,6 +32,7 @@ mod records;
 mod recover;
 mod seenidx;
 mod seenlog;
+mod slim;
 mod snapshot;
 mod store;
 mod table;
@@ -59,6 +60,28 @@ pub mod fuzzing {
         let _ = crate::records::QueueRec::decode(bytes);
         let _ = crate::records::CrawlRec::decode(bytes);
         let _ = crate::counters::decode(bytes);
+    }
+}
+
+/// Builds in-memory state alone so a benchmark with a counting allocator can
+/// weigh it (not a stable API).
+#[doc(hidden)]
+pub mod probe {
+    /// A queue table (one crawl, no seen set) holding the queues `keys`, as
+    /// `put_discovered` would build it; drop it to free it.
+    pub fn queue_table<'a>(keys: impl IntoIterator<Item = &'a str>) -> impl Sized {
+        let mut t = crate::table::Table::default();
+        let seen: crate::SeenFactory =
+            std::sync::Arc::new(|| Box::new(mgz_seen::hash::HashSeen::new()));
+        let rec = crate::records::CrawlRec {
+            name: crate::DEFAULT_CRAWL.to_string(),
+            default_delay_ms: crate::records::DEFAULT_DELAY_MS,
+        };
+        t.add_crawl(0, rec, &seen);
+        for key in keys {
+            t.queue_id(0, key);
+        }
+        t
     }
 }
 

@@ -7,7 +7,8 @@
 //! 3. close and reopen (seen sets rebuilt from the store).
 //!
 //! Baseline measured first in the same run: the same stream written into a
-//! bare fjall keyspace (see [`baseline_put`]); printed on stderr.
+//! bare fjall keyspace by a child process (see [`super::baseline`]), so its
+//! memory stays out of this process's peak RSS; printed on stderr.
 //!
 //! `put_per_s` counts every item submitted (new or duplicate) per second of
 //! wall time until the last acknowledgement; `get_per_s` counts URLs served
@@ -48,6 +49,10 @@ pub struct FrontierArgs {
     /// Memtable size per keyspace, MiB (default: the library's).
     #[arg(long)]
     memtable_mib: Option<u64>,
+    /// Run only the bare-fjall baseline and print its rate (the child
+    /// process the benchmark starts).
+    #[arg(long, hide = true)]
+    baseline_only: bool,
 }
 
 /// Frontier options of the run: the chosen seen backend, defaults otherwise.
@@ -71,30 +76,29 @@ fn options(a: &FrontierArgs) -> anyhow::Result<FrontierOptions> {
 
 /// Runs `mgz bench frontier`.
 pub fn run(a: FrontierArgs) -> anyhow::Result<ExitCode> {
+    if a.baseline_only {
+        let dir = a.dir.context("--baseline-only needs --dir")?;
+        println!("{}", super::baseline::put(&dir, a.urls, a.hosts)?);
+        return Ok(ExitCode::SUCCESS);
+    }
     let tmp = tempfile_dir(&a)?;
     let dir = a.dir.clone().unwrap_or_else(|| tmp.clone());
     let f = Frontier::open(&dir, options(&a)?).context("opening the frontier")?;
-    let cpu0 = cpu_s();
-    let baseline = baseline_put(&dir.join("baseline"), &a)?;
+    let baseline = super::baseline::in_child(&dir.join("baseline"), a.urls, a.hosts)?;
+    let baseline_cpu = children_cpu_s();
+    phase_memory("open");
     let cpu1 = cpu_s();
     let (submitted, put_s) = put_phase(&f, &a)?;
-    let cpu2 = cpu_s();
+    let put_cpu = cpu_s() - cpu1;
     eprintln!(
-        "CPU seconds (all threads): baseline {:.1}, put phase {:.1} ({:.2} x baseline)",
-        cpu1 - cpu0,
-        cpu2 - cpu1,
-        (cpu2 - cpu1) / (cpu1 - cpu0).max(1e-9)
+        "CPU seconds (all threads): baseline child {baseline_cpu:.1}, put phase {put_cpu:.1} ({:.2} x baseline)",
+        put_cpu / baseline_cpu.max(1e-9)
     );
-    eprintln!(
-        "put phase {put_s:.1} s, peak RSS so far {} B, heap now {} B (peak {} B)",
-        peak_rss(),
-        crate::alloc::live(),
-        crate::alloc::peak()
-    );
+    phase_memory(&format!("put phase {put_s:.1} s"));
     let stored = f.stats("", None).size;
     let seen_bytes = f.seen_bytes();
     let (served, get_s) = get_phase(&f)?;
-    eprintln!("get phase {get_s:.1} s, peak RSS so far {} B", peak_rss());
+    phase_memory(&format!("get phase {get_s:.1} s"));
     let t = Instant::now();
     f.close().context("closing")?;
     eprintln!("close {:.1} s", t.elapsed().as_secs_f64());
@@ -121,6 +125,8 @@ pub fn run(a: FrontierArgs) -> anyhow::Result<ExitCode> {
         let _ = std::fs::remove_dir_all(&tmp);
     }
     report.print(a.json);
+    // After the peak RSS was read: the probe's own table would count in it.
+    queue_table_cost(a.hosts.max(1));
     eprintln!(
         "baseline (raw fjall insert of the same stream, batches of 256, fsync every 50 ms): \
          {baseline:.0} items/s; frontier put = {:.2} x baseline; seen-set heap {seen_bytes} B \
@@ -137,37 +143,6 @@ fn tempfile_dir(a: &FrontierArgs) -> anyhow::Result<PathBuf> {
         std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     }
     Ok(dir)
-}
-
-/// The storage floor: the same stream inserted into a bare fjall keyspace
-/// (URL → empty value, no parsing, no dedupe, no queues) in batches of 256,
-/// fsynced at most every 50 ms. Returns items per second.
-fn baseline_put(dir: &std::path::Path, a: &FrontierArgs) -> anyhow::Result<f64> {
-    let db = fjall::Database::builder(dir).open()?;
-    let ks = db.keyspace("urls", fjall::KeyspaceCreateOptions::default)?;
-    let stream = Stream {
-        urls: a.urls,
-        hosts: a.hosts.max(1),
-    };
-    let len = 2 * a.urls;
-    let t = Instant::now();
-    let mut last_sync = Instant::now();
-    let mut batch = db.batch();
-    for i in 0..len {
-        batch.insert(&ks, stream.item(i).into_bytes(), []);
-        if batch.len() == 256 || i + 1 == len {
-            std::mem::replace(&mut batch, db.batch()).commit()?;
-            if last_sync.elapsed().as_millis() >= 50 {
-                db.persist(fjall::PersistMode::SyncData)?;
-                last_sync = Instant::now();
-            }
-        }
-    }
-    db.persist(fjall::PersistMode::SyncData)?;
-    let rate = len as f64 / t.elapsed().as_secs_f64();
-    drop((ks, db));
-    let _ = std::fs::remove_dir_all(dir);
-    Ok(rate)
 }
 
 /// Producers put the stream; returns (items submitted, seconds).
@@ -263,9 +238,9 @@ fn get_phase(f: &Frontier) -> anyhow::Result<(u64, f64)> {
 /// `2j` is distinct URL `j`: host `j*7919 mod H` (hosts `4d..4d+3` share the
 /// registrable domain `d`), two path words and a number, a query on one URL in
 /// five; about 60-70 bytes.
-struct Stream {
-    urls: u64,
-    hosts: u64,
+pub(super) struct Stream {
+    pub(super) urls: u64,
+    pub(super) hosts: u64,
 }
 
 const WORDS: &[&str] = &[
@@ -275,7 +250,7 @@ const WORDS: &[&str] = &[
 const SUBS: &[&str] = &["www", "blog", "shop", "en"];
 
 impl Stream {
-    fn item(&self, i: u64) -> String {
+    pub(super) fn item(&self, i: u64) -> String {
         let j = if i.is_multiple_of(2) {
             i / 2
         } else {
@@ -310,24 +285,75 @@ fn mix(x: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Peak resident set size of this process (VmHWM), in bytes.
+/// Prints the heap that the in-memory queue table of `hosts` queues (the
+/// bench's host names) takes, per queue.
+fn queue_table_cost(hosts: u64) {
+    let stream = Stream { urls: hosts, hosts };
+    let keys: Vec<String> = (0..hosts)
+        .map(|j| {
+            let url = stream.url(j);
+            let host = url.trim_start_matches("https://");
+            host[..host.find('/').unwrap_or(host.len())].to_string()
+        })
+        .collect();
+    let before = crate::alloc::live();
+    let table = mgz_frontier::probe::queue_table(keys.iter().map(String::as_str));
+    let bytes = crate::alloc::live().saturating_sub(before);
+    drop(table);
+    eprintln!(
+        "queue table: {hosts} queues take {bytes} B of heap ({:.0} B/queue)",
+        bytes as f64 / hosts as f64
+    );
+}
+
+/// Prints, after a phase, where the memory is: peak and current RSS
+/// against the heap (live and peak, from the counting allocator), then
+/// starts a new heap high-water mark for the next phase.
+fn phase_memory(phase: &str) {
+    eprintln!(
+        "{phase}: peak RSS so far {} B, RSS now {} B, heap now {} B (phase peak {} B)",
+        peak_rss(),
+        proc_status_bytes("VmRSS:"),
+        crate::alloc::live(),
+        crate::alloc::peak()
+    );
+    crate::alloc::reset_peak();
+}
+
 /// CPU time of the whole process (user + system, every thread) in seconds,
 /// from /proc/self/stat (clock ticks at the usual 100 Hz); 0 elsewhere.
 /// On a shared machine this is steadier than wall time.
 fn cpu_s() -> f64 {
+    stat_ticks(11) / 100.0
+}
+
+/// CPU time (user + system) of this process's waited-for children, in
+/// seconds (the baseline runs in one), from the same file.
+fn children_cpu_s() -> f64 {
+    stat_ticks(13) / 100.0
+}
+
+/// Fields `i` and `i + 1` of /proc/self/stat after the command name
+/// (0 = state): utime+stime at 11, cutime+cstime at 13.
+fn stat_ticks(i: usize) -> f64 {
     let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    // Fields after the parenthesised command name: state is field 3, utime 14, stime 15.
     let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
     let f: Vec<&str> = rest.split_whitespace().collect();
     let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    (ticks(11) + ticks(12)) / 100.0
+    ticks(i) + ticks(i + 1)
 }
 
+/// Peak resident set size of this process (VmHWM), in bytes.
 fn peak_rss() -> u64 {
+    proc_status_bytes("VmHWM:")
+}
+
+/// A `kB` field of `/proc/self/status`, in bytes (0 if unreadable).
+fn proc_status_bytes(field: &str) -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .find_map(|l| l.strip_prefix(field))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         .map_or(0, |kb| kb * 1024)
 }

@@ -3,6 +3,7 @@
 
 use std::process::ExitCode;
 
+mod baseline;
 mod clock;
 mod frontier;
 pub mod r#gen;
