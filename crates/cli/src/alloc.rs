@@ -1,5 +1,5 @@
 //! A counting global allocator, so benchmarks measure memory instead of
-//! estimating it. It wraps mimalloc (tuned by [`tune`]) and, once [`enable`]d
+//! estimating it. It wraps the allocator [`crate::heap`] chooses and, once [`enable`]d
 //! (`mgz bench` does), keeps two relaxed atomics: bytes live now and the
 //! high-water mark since the last [`reset_peak`]. Relaxed is enough: the
 //! counters are read on the thread that did the work being measured, after
@@ -12,50 +12,12 @@
 //! low by their size (a few argument strings): measurements are differences
 //! taken after enabling.
 //!
-//! Why mimalloc, tuned by [`tune`] (measured with `mgz bench frontier
-//! --urls 300000 --hosts 10000`, back to back, docs/BENCHMARKS.md "Frontier
-//! RSS"): with glibc malloc the frontier's peak RSS was about twice its peak
-//! heap (per-thread arenas: fjall's flush and compaction threads, the
-//! producers and the committer each keep their own free memory); mimalloc
-//! purging freed pages at once brought peak RSS to ~1.3 × the heap, and put
-//! ran 1.5-1.8 × faster.
+//! The blocks come from [`crate::heap`]'s choice of mimalloc or glibc.
 
 use std::alloc::{GlobalAlloc, Layout};
 use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering::Relaxed};
 
-use mimalloc::MiMalloc as System;
-
-/// `mi_option_arena_eager_commit` in mimalloc v3's `mimalloc.h` enum (the
-/// Rust bindings list only the v2 numbering).
-const MI_OPTION_ARENA_EAGER_COMMIT: libmimalloc_sys::mi_option_t = 4;
-/// `mi_option_purge_delay` in the same enum.
-const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
-
-/// Runs [`tune`] as an ELF constructor, before the Rust runtime's first
-/// allocation reserves mimalloc's first arena (set later, the arena option
-/// misses that 1 GiB arena: peak RSS was 120 MB instead of 100 MB at 300k URLs).
-#[cfg(target_os = "linux")]
-#[used]
-#[unsafe(link_section = ".init_array")]
-static TUNE_EARLY: extern "C" fn() = {
-    extern "C" fn early() {
-        tune();
-    }
-    early
-};
-
-/// Sets mimalloc to give freed pages back to the OS at once (purge delay 0)
-/// and to commit arena memory only as it is used, so RSS follows the heap.
-/// Idempotent; also called first thing in `main` (where no constructor runs).
-pub fn tune() {
-    // SAFETY: mi_option_set only stores an option value; mimalloc reads
-    // options at each purge and arena reservation, so setting them while
-    // allocations are live is allowed (its docs: options may be set any time).
-    unsafe {
-        libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0);
-        libmimalloc_sys::mi_option_set(MI_OPTION_ARENA_EAGER_COMMIT, 0);
-    }
-}
+use crate::heap::Chosen as System;
 
 /// The allocator installed in the `mgz` binary.
 pub struct Counting;

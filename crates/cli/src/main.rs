@@ -9,6 +9,7 @@ mod crawl_cmd;
 mod dedup_cmd;
 mod demo;
 mod frontier_cmd;
+mod heap;
 mod logs;
 mod search_cmd;
 mod serve_cmd;
@@ -53,7 +54,7 @@ enum Command {
 }
 
 fn main() -> std::process::ExitCode {
-    alloc::tune();
+    heap::choose();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Demo(args) => demo::run(args),
