@@ -7,19 +7,8 @@ set -euo pipefail
 runs=${1:-3}
 repo=$(cd "$(dirname "$0")/../../.." && pwd)
 mgz="$repo/target/release/mgz"
-site=/usr/share/doc/postgresql-doc-15/html
-work=$(mktemp -d)
 port=18089
-trap 'kill $(cat "$work/nginx.pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
-cat > "$work/nginx.conf" <<CONF
-daemon off; master_process off; worker_processes 1; pid $work/nginx.pid; error_log $work/error.log;
-events { worker_connections 1024; }
-http { include /etc/nginx/mime.types; access_log off; keepalive_requests 100000;
-  client_body_temp_path $work/t1; proxy_temp_path $work/t2; fastcgi_temp_path $work/t3; uwsgi_temp_path $work/t4; scgi_temp_path $work/t5;
-  server { listen 127.0.0.1:$port; root $site; index index.html; } }
-CONF
-nginx -p "$work" -c "$work/nginx.conf" &
-sleep 1
+source "$(dirname "$0")/pg_site.sh"
 measure() { # label, command...
   local label=$1; shift
   /usr/bin/time -v "$@" > /dev/null 2> "$work/time"
