@@ -480,7 +480,8 @@ impl Iterator for EfIter<'_> {
 mod tests {
     use super::*;
 
-    fn build(values: &[u64], universe: u64) -> EliasFano {
+    /// A run of `values` (sorted, below `universe`); shared with `merge`'s tests.
+    pub(super) fn build(values: &[u64], universe: u64) -> EliasFano {
         let mut b = EfBuilder::new(values.len(), universe);
         values.iter().for_each(|&v| b.push(v));
         b.finish()

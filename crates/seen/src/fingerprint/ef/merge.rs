@@ -177,13 +177,8 @@ fn copy_bits(src: &[u64], mut from: u64, to: u64, dst: &mut [u64], mut at: u64) 
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::build;
     use super::*;
-
-    fn build(values: &[u64], universe: u64) -> EliasFano {
-        let mut b = EfBuilder::new(values.len(), universe);
-        values.iter().for_each(|&v| b.push(v));
-        b.finish()
-    }
 
     /// Splits pseudo-random values into a big and a small part, merges.
     fn check(n: usize, every: usize, universe: u64, seed: u64) {
