@@ -48,8 +48,11 @@ pub fn crawl_config(
     };
     c.fetch.resolve = vec![ResolveRule::parse(&server.resolve_spec()).unwrap()];
     c.fetch.allow_private = true;
-    c.fetch.read_timeout = Duration::from_secs(5);
-    c.fetch.total_timeout = Duration::from_secs(10);
+    // Generous: a timed-out fetch is retried by design, so a timeout caused
+    // by a loaded test machine (not by the sim, whose slowest answer takes
+    // 20 ms) would show up as a URL requested twice in `sim_truth`.
+    c.fetch.read_timeout = Duration::from_secs(30);
+    c.fetch.total_timeout = Duration::from_secs(60);
     c
 }
 
