@@ -46,7 +46,7 @@ echo "load: $(uptime)"
 for rep in $(seq "$REPS"); do
   echo "--- repetition $rep"
   rm -rf "$WORK/lib"
-  echo "library: $("$DIRECT" "$WORK/urls.txt" "$WORK/lib" 256 osbuffer)"
+  echo "library: $("$DIRECT" "$WORK/urls.txt" "$WORK/lib" 16384 osbuffer seen=hash)"
   rm -rf "$WORK/lib" "$WORK/s"
   start "$WORK/serve.log" "$MGZ" serve --listen 127.0.0.1:$PORT --state "$WORK/s" --seen hash --commit-ms 0
   measure "serve (hash, OsBuffer)" "$MGZ"
