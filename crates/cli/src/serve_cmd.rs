@@ -68,6 +68,7 @@ pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
         max_concurrent_streams: args.max_streams,
         drain_timeout: Duration::from_secs(10),
         seen_backend: args.seen.clone(),
+        get_chunk_urls: mgz_service::rpc::get::DEFAULT_CHUNK_URLS,
     };
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     runtime.block_on(async move {
@@ -90,4 +91,25 @@ fn durability(commit_ms: u64) -> Durability {
 fn seen_factory(name: &str) -> anyhow::Result<SeenFactory> {
     mgz_frontier::seen_factory(name, 10_000_000)
         .map_err(|e| anyhow::anyhow!("seen backend {name:?}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser as _;
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        serve: super::ServeArgs,
+    }
+
+    #[test]
+    fn the_default_seen_backend_is_fingerprint_like_the_crawler() {
+        // The seen-set benchmarks put fingerprint first (fewest bytes, fastest
+        // put); `mgz crawl` and `mgz bench frontier` use it too.
+        let cli = Cli::try_parse_from(["serve"]).unwrap();
+        assert_eq!(cli.serve.seen, "fingerprint");
+        assert!(super::seen_factory(&cli.serve.seen).is_ok());
+        assert!(super::seen_factory("no-such-backend").is_err());
+    }
 }

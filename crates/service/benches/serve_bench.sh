@@ -7,19 +7,31 @@
 #             due with no per-queue cap (mgz frontier get --per-queue 0); peak RSS (/usr/bin/time -v)
 #   server 2: PutURLs, one message per URL (mgz frontier put --put-urls), then a crawler loop:
 #             GetURLs 100 per queue, every served URL completed with PutURLs (get --complete)
-#   baseline: the same put_discovered straight into the library (example direct_put, 8 threads)
+#   server 3: the null store (example null_serve: the gRPC layer, no store) under the same
+#             crawler loop: what the service layer alone carries
+#   baseline: the library with no gRPC (example direct_put): the put written as a PutDiscovered
+#             stream writes it (16,384-URL chunks, group commit), then a drain and the crawler
+#             loop (get 100/queue + put_known) on the same store
 set -euo pipefail
 N=${1:-1000000}
 HOSTS=${2:-20000}
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
-MGZ=$ROOT/target/release/mgz
-WORK=$(mktemp -d)
+MGZ=${MGZ:-$ROOT/target/release/mgz}
+DIRECT=${DIRECT:-$ROOT/target/release/examples/direct_put}
+NULL=${NULL:-$ROOT/target/release/examples/null_serve}
+mkdir -p "$ROOT/target/scratch"
+WORK=$(mktemp -d -p "$ROOT/target/scratch")
 trap 'rm -rf "$WORK"' EXIT
 PORT=$((20000 + RANDOM % 20000))
 python3 "$ROOT/crates/service/benches/gen_urls.py" "$N" "$HOSTS" > "$WORK/urls.txt"
+echo "load: $(uptime)"
 
-start_server() { # $1 = state dir, $2 = time log
-  /usr/bin/time -v "$MGZ" serve --listen 127.0.0.1:$PORT --state "$1" 2> "$2" &
+start_server() { # $1 = state dir, $2 = time log [, $3 = server binary instead of mgz serve]
+  if [ -n "${3:-}" ]; then
+    /usr/bin/time -v "$3" 127.0.0.1:$PORT 2> "$2" &
+  else
+    /usr/bin/time -v "$MGZ" serve --listen 127.0.0.1:$PORT --state "$1" 2> "$2" &
+  fi
   SERVER=$!
   for _ in $(seq 100); do grep -q "Started URLFrontierServer" "$2" && return; sleep 0.1; done
   echo "server did not start" >&2; cat "$2" >&2; exit 1
@@ -44,4 +56,12 @@ echo "GetURLs (crawler loop, 100/queue, completing): $(cli get --total "$N" --ma
 stop_server
 echo "server 2 peak RSS: $(grep 'Maximum resident' "$WORK/time2.log" | awk '{print $NF}') kB"
 
-echo "baseline:      $("$ROOT/target/release/examples/direct_put" "$WORK/urls.txt" "$WORK/s3" 256)"
+
+PORT=$((PORT + 1))
+start_server "" "$WORK/time3.log" "$NULL"
+echo "null store crawler loop: $(cli get --total "$N" --max-queues 0 --per-queue 100 --complete --quiet 2>&1)"
+stop_server
+
+echo "baseline:"
+"$DIRECT" "$WORK/urls.txt" "$WORK/s3"
+echo "load: $(uptime)"

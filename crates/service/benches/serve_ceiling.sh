@@ -4,8 +4,8 @@
 #   (after cargo build --release -p mgz -p mgz-service --examples; OLD_MGZ=path adds a run of an
 #   older mgz build, server and client, against the same store settings)
 # Each repetition, back to back on one URL file, PutDiscovered in batches of 256 (mgz frontier put):
-#   library: direct_put, the same file straight into Frontier::put_discovered, hash seen set,
-#            Durability::OsBuffer (no fsync), 8 threads
+#   library: direct_put put-only: the file into Frontier::put_discovered_nowait as the server
+#            writes it (16,384-URL chunks), hash seen set, Durability::OsBuffer (no fsync)
 #   serve:   mgz serve --seen hash --commit-ms 0 (the same store settings) + mgz frontier put
 #   null:    examples/null_serve (mgz serve's gRPC stack and item conversion, no store) + put
 # Prints URLs/s and CPU seconds of server and client (from /proc and /usr/bin/time).
@@ -46,7 +46,7 @@ echo "load: $(uptime)"
 for rep in $(seq "$REPS"); do
   echo "--- repetition $rep"
   rm -rf "$WORK/lib"
-  echo "library: $("$DIRECT" "$WORK/urls.txt" "$WORK/lib" 256 osbuffer)"
+  echo "library: $("$DIRECT" "$WORK/urls.txt" "$WORK/lib" 16384 osbuffer put-only seen=hash)"
   rm -rf "$WORK/lib" "$WORK/s"
   start "$WORK/serve.log" "$MGZ" serve --listen 127.0.0.1:$PORT --state "$WORK/s" --seen hash --commit-ms 0
   measure "serve (hash, OsBuffer)" "$MGZ"

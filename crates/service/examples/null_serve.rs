@@ -5,9 +5,14 @@
 //! URL except the frontier's own work, so `mgz frontier put` against it gives
 //! the rate the service layer can carry on this machine.
 //!
+//! GetURLs serves made-up URLs from [`NULL_QUEUES`] queues (each call
+//! `max_urls_per_queue` per queue, 0 meaning 100), so `mgz frontier get
+//! --complete` against it measures the serve-and-complete loop of the gRPC
+//! layer alone: streaming the answer, and the completions' PutURLs.
+//!
 //! `cargo run --release -p mgz-service --example null_serve -- 127.0.0.1:PORT`
 //! (logs `Started URLFrontierServer` like `mgz serve`; stops on SIGTERM).
-//! Only the two puts work; every other RPC answers `UNAVAILABLE`.
+//! Only the two puts and GetURLs work; every other RPC answers `UNAVAILABLE`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -21,10 +26,14 @@ use mgz_service::proto::{
 };
 use mgz_service::{LogControl, Server, ServerConfig, ServiceError, convert, shutdown_signal};
 
+/// Queues the null store pretends to hold.
+const NULL_QUEUES: u32 = 20_000;
+
 /// Converts and drops; counts what it was given.
 #[derive(Default)]
 struct NullStore {
     urls: AtomicU64,
+    served: AtomicU64,
 }
 
 fn unsupported<T>() -> BackendResult<T> {
@@ -59,8 +68,24 @@ impl FrontierBackend for NullStore {
         Ok(self.take(infos.map(convert::item_in).collect()))
     }
 
-    fn get_urls(&self, _: &GetParams) -> BackendResult<Vec<UrlInfo>> {
-        unsupported()
+    fn get_urls(&self, p: &GetParams) -> BackendResult<Vec<UrlInfo>> {
+        let queues = match p.max_queues {
+            0 => NULL_QUEUES,
+            n => n.min(NULL_QUEUES),
+        };
+        let per_queue = match p.max_urls_per_queue {
+            0 => 100,
+            n => n.min(100),
+        };
+        let n = u64::from(queues * per_queue);
+        let first = self.served.fetch_add(n, Ordering::Relaxed);
+        let url = |i: u64| UrlInfo {
+            url: format!("http://h{}.example/p{i}", i / u64::from(per_queue)),
+            key: format!("h{}.example", i / u64::from(per_queue)),
+            crawl_id: "DEFAULT".into(),
+            ..UrlInfo::default()
+        };
+        Ok((first..first + n).map(url).collect())
     }
     fn stats(&self, _: &QueueWithinCrawlParams) -> BackendResult<Stats> {
         unsupported()
@@ -109,7 +134,10 @@ impl FrontierBackend for NullStore {
         true
     }
     fn gauges(&self) -> Gauges {
-        Gauges::default()
+        Gauges {
+            queues: u64::from(NULL_QUEUES),
+            ..Gauges::default()
+        }
     }
     fn flush(&self) -> BackendResult<()> {
         Ok(())

@@ -18,7 +18,9 @@
 //!   has half-closed and every item is acked;
 //! - the server holds no URL state of its own: the only per-stream memory is
 //!   the chunks in flight (one gathering, one being written, ≤ 8 waiting for
-//!   a sync, each ≤ 8,192 items or 16,384 discovered URLs).
+//!   a sync, each ≤ 8,192 items or 16,384 discovered URLs); a GetURLs answer
+//!   holds at most three chunks of ≈ 16,384 leased URLs, whatever the backlog
+//!   (`rpc::get`).
 //!
 //! Wire compatibility: `proto/urlfrontier.proto` is our own text with the
 //! published API's package, service, RPC and message names, field numbers and

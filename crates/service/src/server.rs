@@ -44,6 +44,8 @@ pub struct ServerConfig {
     pub drain_timeout: Duration,
     /// Name of the seen-set backend, shown on the status page.
     pub seen_backend: String,
+    /// URLs leased per store call while streaming a GetURLs answer.
+    pub get_chunk_urls: usize,
 }
 
 impl Default for ServerConfig {
@@ -57,6 +59,7 @@ impl Default for ServerConfig {
             max_concurrent_streams: 256,
             drain_timeout: Duration::from_secs(10),
             seen_backend: "hash".into(),
+            get_chunk_urls: crate::rpc::get::DEFAULT_CHUNK_URLS,
         }
     }
 }
@@ -135,7 +138,8 @@ impl<B: FrontierBackend> Server<B> {
             None => None,
         };
         let service =
-            FrontierService::new(self.backend.clone(), metrics, self.log, addr.to_string());
+            FrontierService::new(self.backend.clone(), metrics, self.log, addr.to_string())
+                .with_get_chunk(self.config.get_chunk_urls);
         let grpc = UrlFrontierServer::new(service)
             .max_decoding_message_size(self.config.max_message_bytes)
             .max_encoding_message_size(self.config.max_message_bytes);

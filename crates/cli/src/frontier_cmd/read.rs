@@ -55,6 +55,10 @@ pub async fn get(mut client: Client, args: GetArgs) -> anyhow::Result<ExitCode> 
         item: args.crawl.clone().map(get_params::Item::CrawlId),
     };
     let (start, mut served, mut last) = (Instant::now(), 0u64, Instant::now());
+    let (mut calls, mut empty) = (0u64, 0u64);
+    // When 90 % of --total was served: separates the steady rate from the
+    // tail (the biggest queues, served at most per_queue per round).
+    let mut t90 = None;
     let (done_tx, completer) = completer(&client, args.complete);
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     loop {
@@ -64,6 +68,7 @@ pub async fn get(mut client: Client, args: GetArgs) -> anyhow::Result<ExitCode> 
             .context("GetURLs")?
             .into_inner();
         let before = served;
+        calls += 1;
         while let Some(info) = stream.message().await.context("GetURLs stream")? {
             served += 1;
             if !args.quiet {
@@ -81,10 +86,14 @@ pub async fn get(mut client: Client, args: GetArgs) -> anyhow::Result<ExitCode> 
                 tx.send(item).await.context("PutURLs stream closed")?;
             }
         }
+        if t90.is_none() && args.total > 0 && served * 10 >= args.total * 9 {
+            t90 = Some(start.elapsed().as_secs_f64());
+        }
         if args.total == 0 || served >= args.total {
             break;
         }
         if served == before {
+            empty += 1;
             if last.elapsed() > Duration::from_secs(args.idle_secs) {
                 break;
             }
@@ -101,8 +110,10 @@ pub async fn get(mut client: Client, args: GetArgs) -> anyhow::Result<ExitCode> 
     };
     let secs = start.elapsed().as_secs_f64();
     eprintln!(
-        "served {served} URLs (completed {completed}) in {secs:.2} s: {:.0} URLs/s",
-        served as f64 / secs
+        "served {served} URLs (completed {completed}) in {secs:.2} s: {:.0} URLs/s; \
+         {calls} GetURLs calls, {empty} empty{}",
+        served as f64 / secs,
+        t90.map_or(String::new(), |t| format!("; 90 % served in {t:.2} s"))
     );
     Ok(ExitCode::SUCCESS)
 }

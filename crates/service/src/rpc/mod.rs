@@ -1,10 +1,12 @@
 //! The tonic service: every URLFrontier RPC, mapped onto a [`FrontierBackend`].
 //!
 //! Unary calls are normalised ([`params`]) and run on the blocking pool; the two
-//! put streams go through the [`pipeline`]; GetURLs and ListURLs stream what the
-//! store hands back. The log control and the node's address live here; the
+//! put streams go through the [`pipeline`]; GetURLs streams its answer in
+//! bounded chunks ([`get`]); ListURLs streams what the store hands back page
+//! by page. The log control and the node's address live here; the
 //! active flag lives in the store (it survives a restart).
 
+pub mod get;
 pub mod params;
 pub mod pipeline;
 pub mod put;
@@ -36,6 +38,7 @@ pub struct FrontierService<B> {
     metrics: Arc<Metrics>,
     log: Arc<LogControl>,
     node: String,
+    get_chunk_urls: usize,
 }
 
 /// PutURLs: a message is one URL. A stream gathers up to 8,192 URLs per
@@ -61,7 +64,14 @@ impl<B: FrontierBackend> FrontierService<B> {
             metrics,
             log,
             node,
+            get_chunk_urls: get::DEFAULT_CHUNK_URLS,
         }
+    }
+
+    /// Sets the URLs leased per store call of a GetURLs answer (see [`get`]).
+    pub fn with_get_chunk(mut self, urls: usize) -> Self {
+        self.get_chunk_urls = urls.max(1);
+        self
     }
 
     /// Runs `f` against the backend on the blocking pool.
@@ -108,11 +118,12 @@ impl<B: FrontierBackend> UrlFrontier for FrontierService<B> {
 
     async fn get_ur_ls(&self, r: Request<GetParams>) -> Result<Response<Answers<UrlInfo>>, Status> {
         let p = params::get(r.into_inner());
-        let urls = self.blocking(move |b| b.get_urls(&p)).await?;
-        self.metrics.add_served(urls.len());
-        Ok(Response::new(Box::pin(futures_util::stream::iter(
-            urls.into_iter().map(Ok),
-        ))))
+        Ok(Response::new(get::spawn(
+            self.backend.clone(),
+            p,
+            self.get_chunk_urls,
+            self.metrics.clone(),
+        )))
     }
 
     type PutURLsStream = ReceiverStream<Result<AckMessage, Status>>;
