@@ -46,7 +46,9 @@
 //! (~1% of runs for an absent key, the owning run for a present one) find
 //! the block through the head words (one small array) and up to 16 index
 //! entries, then decode that block up to the key, skipping the text of keys
-//! that the lcps already place below it. `insert_batch` looks the whole batch
+//! that the lcps already place below it (the batch path keeps the block's
+//! first key from that index scan instead of decoding the index again).
+//! Common prefixes are compared 8 bytes at a time. `insert_batch` looks the whole batch
 //! up run by run and decodes a block once for all the batch's keys in it
 //! (dup-heavy link streams), then adds the new keys. Inserts also pay the
 //! merges: each key is decoded and re-encoded a few times; re-encoding copies
