@@ -244,7 +244,7 @@ impl CompactSet {
                 found[i as usize] |= block.contains(key);
             } else {
                 // One key: decode only up to where it would be.
-                let first = firsts[at..at + n].to_vec();
+                let first = &firsts[at..at + n];
                 found[i as usize] |= run.block_contains(b as usize, first, key, dict);
             }
         }

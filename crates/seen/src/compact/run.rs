@@ -468,6 +468,47 @@ impl Coded<'_> {
         }
     }
 
+    /// Decodes a suffix of `len` bytes that starts at byte `from` of its key
+    /// (whose first `from` bytes equal `key`'s) and compares it with
+    /// `key[from..]`, skipping the rest at the first difference. Returns the
+    /// decoded key's order against `key` and the bytes the two share.
+    #[inline]
+    fn compare_text(&mut self, key: &[u8], from: usize, len: usize) -> (Ordering, usize) {
+        let (end, mut pos) = (from + len, from);
+        while pos < end {
+            let t = self.0.text.get(&mut self.1);
+            let word: &[u8] = match t {
+                0..=255 => {
+                    let byte = t as u8;
+                    match key.get(pos) {
+                        Some(&k) if k == byte => {
+                            pos += 1;
+                            continue;
+                        }
+                        other => {
+                            self.skip_text(end - pos - 1);
+                            return (other.map_or(Ordering::Greater, |k| byte.cmp(k)), pos);
+                        }
+                    }
+                }
+                // Only a corrupt stream names a missing word: call it above `key`.
+                t if self.2.len() <= usize::from(t - 256) => return (Ordering::Greater, pos),
+                t => self.2.word(usize::from(t - 256)),
+            };
+            let word = &word[..word.len().min(end - pos)];
+            let common = lcp(word, key.get(pos..).unwrap_or(&[]));
+            if common < word.len() {
+                self.skip_text(end - pos - word.len());
+                let order = key
+                    .get(pos + common)
+                    .map_or(Ordering::Greater, |k| word[common].cmp(k));
+                return (order, pos + common);
+            }
+            pos += word.len();
+        }
+        (end.cmp(&key.len()), end)
+    }
+
     /// Decodes and drops `bytes` bytes of text.
     #[inline]
     fn skip_text(&mut self, bytes: usize) {
@@ -596,24 +637,20 @@ impl Run {
         match self.locate(key, hash, &mut cur) {
             Probe::Absent => false,
             Probe::Present => true,
-            Probe::Block(b) => self.block_contains(b, cur, key, dict),
+            Probe::Block(b) => self.block_contains(b, &cur, key, dict),
         }
     }
 
-    /// Whether block `b`, whose first key is `cur` (below `key`), holds `key`.
+    /// Whether block `b`, whose first key is `first` (below `key`), holds `key`.
     ///
-    /// As in `find_block`, `m = lcp(cur, key)`: a key sharing more than `m`
-    /// bytes with its predecessor is below `key`, so its text is skipped
-    /// (its symbols are decoded but not stored: later keys only ever reuse
-    /// the first `m` bytes, which equal `key`'s); one sharing fewer is above.
-    pub(crate) fn block_contains(
-        &self,
-        b: usize,
-        mut cur: Vec<u8>,
-        key: &[u8],
-        dict: &Dict,
-    ) -> bool {
-        let mut m = lcp(&cur, key);
+    /// As in `find_block`, `m = lcp(previous key, key)`: a key sharing more
+    /// than `m` bytes with its predecessor is below `key`, so its text is
+    /// skipped (decoded, not stored); one sharing fewer is above. A key
+    /// sharing exactly `m` is compared with `key` as it decodes. No key is
+    /// rebuilt: the bytes a later key reuses are the first `m`, which equal
+    /// `key`'s.
+    pub(crate) fn block_contains(&self, b: usize, first: &[u8], key: &[u8], dict: &Dict) -> bool {
+        let mut m = lcp(first, key);
         let mut src = self.block_reader(b, dict);
         for _ in 1..self.keys_in_block(b) {
             let shared = src.varint();
@@ -625,12 +662,10 @@ impl Run {
             if shared < m {
                 return false;
             }
-            cur.truncate(shared);
-            src.text(&mut cur, shared + suffix);
-            match cur[m..].cmp(&key[m..]) {
-                Ordering::Equal => return true,
-                Ordering::Greater => return false,
-                Ordering::Less => m += lcp(&cur[m..], &key[m..]),
+            match src.compare_text(key, m, suffix) {
+                (Ordering::Equal, _) => return true,
+                (Ordering::Greater, _) => return false,
+                (Ordering::Less, common) => m = common,
             }
         }
         false
