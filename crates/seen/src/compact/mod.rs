@@ -46,7 +46,9 @@
 //! (~1% of runs for an absent key, the owning run for a present one) find
 //! the block through the head words (one small array) and up to 16 index
 //! entries, then decode that block up to the key, skipping the text of keys
-//! that the lcps already place below it. `insert_batch` looks the whole batch
+//! that the lcps already place below it (the batch path keeps the block's
+//! first key from that index scan instead of decoding the index again).
+//! Common prefixes are compared 8 bytes at a time. `insert_batch` looks the whole batch
 //! up run by run and decodes a block once for all the batch's keys in it
 //! (dup-heavy link streams), then adds the new keys. Inserts also pay the
 //! merges: each key is decoded and re-encoded a few times; re-encoding copies
@@ -207,9 +209,11 @@ impl CompactSet {
             .zip(hashes)
             .map(|(k, &h)| self.buffer.contains(k, h))
             .collect();
-        // (run, block, key) for every key a run's filter and index send to a block.
-        let mut wanted: Vec<(u32, u32, u32)> = Vec::new();
-        let mut first = Vec::new();
+        // (run, block, key, first key) for every key a run's filter and index
+        // send to a block; the block's first key (from the index scan) is
+        // kept in `firsts` at `first_at` so that it is not decoded again.
+        let mut wanted: Vec<(u32, u32, u32, usize, usize)> = Vec::new();
+        let (mut first, mut firsts) = (Vec::new(), Vec::new());
         for (r, run) in self.runs.iter().enumerate() {
             for (i, key) in keys.iter().enumerate() {
                 if found[i] {
@@ -218,14 +222,17 @@ impl CompactSet {
                 match run.locate(key, hashes[i], &mut first) {
                     Probe::Absent => {}
                     Probe::Present => found[i] = true,
-                    Probe::Block(b) => wanted.push((r as u32, b as u32, i as u32)),
+                    Probe::Block(b) => {
+                        wanted.push((r as u32, b as u32, i as u32, firsts.len(), first.len()));
+                        firsts.extend_from_slice(&first);
+                    }
                 }
             }
         }
         wanted.sort_unstable();
         let mut block = DecodedBlock::default();
         let mut decoded = None;
-        for (j, &(r, b, i)) in wanted.iter().enumerate() {
+        for (j, &(r, b, i, at, n)) in wanted.iter().enumerate() {
             let (run, key) = (&self.runs[r as usize], keys[i as usize]);
             let shared = |k: usize| wanted.get(k).is_some_and(|w| (w.0, w.1) == (r, b));
             if decoded == Some((r, b)) || shared(j + 1) {
@@ -237,7 +244,8 @@ impl CompactSet {
                 found[i as usize] |= block.contains(key);
             } else {
                 // One key: decode only up to where it would be.
-                found[i as usize] |= run.block_has(b as usize, key, dict);
+                let first = &firsts[at..at + n];
+                found[i as usize] |= run.block_contains(b as usize, first, key, dict);
             }
         }
         found

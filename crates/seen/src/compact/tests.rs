@@ -59,6 +59,54 @@ fn merges_that_cut_words_keep_every_key() {
     check_against_model(&set, &model);
 }
 
+/// Block lookups compare a candidate key with the probe as it decodes and
+/// stop at the first difference, inside a byte or a dictionary word: keys
+/// that differ from others inside a word ("news" / "newt"), and near misses
+/// of every kind (one byte off either way, one byte shorter or longer, a
+/// word's letter changed), through `contains` and `insert_batch`.
+#[test]
+fn near_misses_are_told_apart_from_keys() {
+    const WORDS: [&str; 5] = ["news", "newt", "room", "rooms", "roomy"];
+    let key = |i: usize| format!("org.site/p{}/{}", i / 5, WORDS[i % 5]).into_bytes();
+    let mut set = CompactSet::new();
+    let mut model = BTreeSet::new();
+    for i in (0..12_000).map(|i| (i * 7_919) % 12_000) {
+        assert_eq!(set.insert(&key(i)), model.insert(key(i)));
+    }
+    assert!(set.dict.as_ref().is_some_and(|d| d.len() > 0));
+    let mut probes: Vec<Vec<u8>> = Vec::new();
+    for i in (0..12_000).step_by(3) {
+        let k = key(i);
+        let n = k.len();
+        let mut up = k.clone();
+        up[n - 1] += 1;
+        let mut down = k.clone();
+        down[n - 1] -= 1;
+        let mut word = k.clone();
+        word[n - 3] += 1; // the second letter of the last word
+        probes.extend([
+            k.clone(),
+            up,
+            down,
+            k[..n - 1].to_vec(),
+            [&k[..], b"0"].concat(),
+            word,
+        ]);
+    }
+    let want: Vec<bool> = probes.iter().map(|p| model.contains(p)).collect();
+    let got: Vec<bool> = probes.iter().map(|p| set.contains(p)).collect();
+    assert!(got == want, "contains disagrees with the model");
+    let refs: Vec<&[u8]> = probes.iter().map(Vec::as_slice).collect();
+    let mut out = Vec::new();
+    set.insert_batch(&refs, &mut out);
+    let mut seen = BTreeSet::new();
+    let fresh: Vec<bool> = probes
+        .iter()
+        .map(|p| !model.contains(p) && seen.insert(p.clone()))
+        .collect();
+    assert!(out == fresh, "insert_batch disagrees with the model");
+}
+
 #[test]
 fn edge_case_keys_survive_freezing_and_merging() {
     let mut set = CompactSet::new();
