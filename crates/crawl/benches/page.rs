@@ -27,7 +27,13 @@ fn pages() -> Vec<Vec<u8>> {
     }
     let para = "<p>The <code>VACUUM</code> command reclaims storage occupied by dead \
                 tuples; see <a href=\"routine-vacuuming.html\">Routine Vacuuming</a>.</p>\n";
-    vec![format!("<html><head><title>VACUUM</title></head><body>{}</body></html>", para.repeat(200)).into_bytes()]
+    vec![
+        format!(
+            "<html><head><title>VACUUM</title></head><body>{}</body></html>",
+            para.repeat(200)
+        )
+        .into_bytes(),
+    ]
 }
 
 fn bench(c: &mut Criterion) {
