@@ -45,7 +45,8 @@ pub struct RobotsStore {
 
 fn open_checked(path: &Path) -> rusqlite::Result<Connection> {
     let conn = Connection::open(path)?;
-    conn.execute_batch("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;")?;
+    // No syncs while the file is set up (see `store::SCHEMA`).
+    conn.execute_batch("PRAGMA synchronous=OFF; PRAGMA journal_mode=WAL;")?;
     let version: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
     let tables: i64 = conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))?;
     if version == 0 && tables == 0 {
@@ -65,6 +66,7 @@ fn open_checked(path: &Path) -> rusqlite::Result<Connection> {
                 Err(rusqlite::Error::InvalidQuery)
             }
         })?;
+    conn.execute_batch("PRAGMA synchronous=NORMAL;")?;
     Ok(conn)
 }
 
@@ -149,6 +151,20 @@ mod tests {
             status: 200,
             body: b"User-agent: *\nDisallow: /x\n".to_vec(),
             fetched_at: at,
+        }
+    }
+
+    #[test]
+    fn rows_are_written_in_wal_with_normal_sync_new_or_reopened() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("robots.db");
+        for _ in 0..2 {
+            let c = open_checked(&path).unwrap();
+            let mode: String = c
+                .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+                .unwrap();
+            let sync: i64 = c.query_row("PRAGMA synchronous", [], |r| r.get(0)).unwrap();
+            assert_eq!((mode.as_str(), sync), ("wal", 1), "1 = NORMAL");
         }
     }
 

@@ -207,13 +207,13 @@ pub async fn crawl(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Summary, C
     sh.queue
         .set_default_delay((sh.cfg.delay.as_millis() / 1000) as u32)
         .await?;
-    let done = Arc::new(AtomicBool::new(false));
+    let done = Arc::new(tokio::sync::Notify::new());
     let reporter = sh
         .cfg
         .progress
         .then(|| tokio::spawn(progress::report(sh.clone(), start, done.clone())));
     let result = dispatch(&sh, &stop).await;
-    done.store(true, Ordering::Relaxed);
+    done.notify_one();
     if let Some(r) = reporter {
         let _ = r.await;
     }

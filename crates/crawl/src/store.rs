@@ -52,9 +52,16 @@ pub const BUSY: Duration = Duration::from_secs(30);
 /// The writer only appends rows and walks the `url` index: a 1 MiB page
 /// cache holds that index's interior pages up to millions of rows, half of
 /// SQLite's 2 MiB default.
+///
+/// Setting a new file up (the switch to WAL, the tables) runs with
+/// `synchronous=OFF`, raised to `NORMAL` before the first row: that saves
+/// seven fsyncs per new database (~60 ms on a busy disk) and changes no
+/// guarantee that counts — a process crash loses nothing either way (the
+/// OS holds the writes), and a power cut during creation leaves a database
+/// with no rows, which is cheap to make again.
 const SCHEMA: &str = "
+PRAGMA synchronous=OFF;
 PRAGMA journal_mode=WAL;
-PRAGMA synchronous=NORMAL;
 PRAGMA cache_size=-1024;
 CREATE TABLE IF NOT EXISTS pages(
   url TEXT PRIMARY KEY, final_url TEXT, status INTEGER, depth INTEGER,
@@ -109,7 +116,9 @@ fn open(path: &Path) -> Result<Connection, CrawlError> {
     }
     conn.busy_timeout(BUSY)?;
     conn.execute_batch(SCHEMA)?;
-    conn.execute_batch(&format!("PRAGMA user_version = {FORMAT}"))?;
+    conn.execute_batch(&format!(
+        "PRAGMA user_version = {FORMAT}; PRAGMA synchronous=NORMAL;"
+    ))?;
     Ok(conn)
 }
 
@@ -382,6 +391,20 @@ mod tests {
             title: Some(title.into()),
             text: Some(text.into()),
             ..PageRow::default()
+        }
+    }
+
+    #[test]
+    fn rows_are_written_in_wal_with_normal_sync_new_or_reopened() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("c.db");
+        for _ in 0..2 {
+            let c = open(&db).unwrap();
+            let mode: String = c
+                .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+                .unwrap();
+            let sync: i64 = c.query_row("PRAGMA synchronous", [], |r| r.get(0)).unwrap();
+            assert_eq!((mode.as_str(), sync), ("wal", 1), "1 = NORMAL");
         }
     }
 

@@ -254,7 +254,7 @@ async fn page(sh: &Shared, rec: &UrlRecord, resp: Fetched) -> Result<Next, Crawl
             let base = base.or(page_url);
             discover(sh, base.as_ref(), &ex.links, rec.depth + 1, Metadata::new()).await?;
         }
-        fill_keywords(&mut row, &ex, noindex);
+        fill_keywords(&mut row, ex, noindex);
     }
     sh.store.store(row).await?;
     Counters::bump(&sh.counters.pages_stored);
@@ -282,7 +282,7 @@ async fn parse(
         .map_err(|e| CrawlError::Config(e.to_string()))
 }
 
-fn fill_keywords(row: &mut PageRow, ex: &extract::Extracted, noindex: bool) {
+fn fill_keywords(row: &mut PageRow, ex: extract::Extracted, noindex: bool) {
     let mut kw: Vec<String> = ex
         .keywords
         .split(',')
@@ -290,8 +290,8 @@ fn fill_keywords(row: &mut PageRow, ex: &extract::Extracted, noindex: bool) {
         .filter(|k| !k.is_empty())
         .collect();
     kw.extend(terms::top_terms(&ex.text, 10));
-    row.title = Some(ex.title.clone());
-    row.description = Some(ex.description.clone());
+    row.title = Some(ex.title);
+    row.description = Some(ex.description);
     row.keywords = Some(kw.join(", "));
     if noindex {
         row.error = Some(
@@ -300,6 +300,6 @@ fn fill_keywords(row: &mut PageRow, ex: &extract::Extracted, noindex: bool) {
                 .map_or("noindex".into(), |e| format!("{e}; noindex")),
         );
     } else {
-        row.text = Some(ex.text.clone());
+        row.text = Some(ex.text);
     }
 }

@@ -23,6 +23,8 @@ mod control;
 mod counters;
 mod delete;
 mod error;
+#[cfg(target_os = "linux")]
+mod fresh;
 mod frontier;
 mod get;
 mod lookup;

@@ -70,28 +70,25 @@ impl Store {
     pub fn open(dir: &Path, opts: StoreOptions) -> Result<Store> {
         std::fs::create_dir_all(dir).map_err(|e| FrontierError::io(dir, e))?;
         check_format_file(dir)?;
-        let tails = crate::torn::JournalTails::scan(&dir.join("store"));
-        let db = Database::builder(dir.join("store"))
-            .cache_size(opts.cache_bytes)
-            .manual_journal_persist(true)
-            // Bounds what a restart after a crash replays (fjall's minimum).
-            .max_journaling_size(64 << 20)
-            .open()
-            .map_err(|e| at(dir, e))?;
-        tails.warn_if_truncated();
-        let mem = opts.memtable_bytes.max(1 << 20);
-        let ks = |name: &str| {
-            db.keyspace(name, || {
-                KeyspaceCreateOptions::default()
-                    .manual_journal_persist(true)
-                    .max_memtable_size(mem)
-            })
+        let path = dir.join("store");
+        // A new store is built off-disk and moved in (see `fresh`); it has
+        // no torn tail to look for.
+        #[cfg(target_os = "linux")]
+        let fresh = !path.exists() && crate::fresh::create(&path, |p| build_new(p, opts))?;
+        #[cfg(not(target_os = "linux"))]
+        let fresh = false;
+        let tails = match fresh {
+            true => crate::torn::JournalTails::default(),
+            false => crate::torn::JournalTails::scan(&path),
         };
+        let db = builder(&path, opts).open().map_err(|e| at(dir, e))?;
+        tails.warn_if_truncated();
+        let ks = |name: &str| keyspace(&db, name, opts).map_err(|e| at(dir, e));
         Ok(Store {
-            meta: ks("meta").map_err(|e| at(dir, e))?,
-            queues: ks("queues").map_err(|e| at(dir, e))?,
-            urls: ks("urls").map_err(|e| at(dir, e))?,
-            sched: ks("sched").map_err(|e| at(dir, e))?,
+            meta: ks("meta")?,
+            queues: ks("queues")?,
+            urls: ks("urls")?,
+            sched: ks("sched")?,
             db,
             dir: dir.to_path_buf(),
         })
@@ -111,6 +108,35 @@ impl Store {
     pub fn disk_bytes(&self) -> u64 {
         self.db.disk_space().unwrap_or(0) + 16
     }
+}
+
+/// The database builder of a store at `path`.
+fn builder(path: &Path, opts: StoreOptions) -> fjall::DatabaseBuilder<Database> {
+    Database::builder(path)
+        .cache_size(opts.cache_bytes)
+        .manual_journal_persist(true)
+        // Bounds what a restart after a crash replays (fjall's minimum).
+        .max_journaling_size(64 << 20)
+}
+
+/// Opens keyspace `name`, creating it with the store's options.
+fn keyspace(db: &Database, name: &str, opts: StoreOptions) -> fjall::Result<Keyspace> {
+    let mem = opts.memtable_bytes.max(1 << 20);
+    db.keyspace(name, || {
+        KeyspaceCreateOptions::default()
+            .manual_journal_persist(true)
+            .max_memtable_size(mem)
+    })
+}
+
+/// Creates a store with its four keyspaces at `path` and closes it.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+fn build_new(path: &Path, opts: StoreOptions) -> fjall::Result<()> {
+    let db = builder(path, opts).open()?;
+    for name in ["meta", "queues", "urls", "sched"] {
+        keyspace(&db, name, opts)?;
+    }
+    db.persist(fjall::PersistMode::SyncAll)
 }
 
 /// A store error at open, naming the directory.
@@ -187,6 +213,26 @@ fn write_format_file(path: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A crash while a new store was copied in leaves `store.new` and no
+    /// `store`: the next open starts over and gets a working store.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_half_made_new_store_is_started_over() {
+        let d = tempfile::tempdir().unwrap();
+        write_format_file(&d.path().join("FORMAT")).unwrap();
+        let half = d.path().join("store.new/keyspaces");
+        std::fs::create_dir_all(&half).unwrap();
+        std::fs::write(half.join("junk"), b"torn").unwrap();
+        {
+            let s = Store::open(d.path(), StoreOptions::default()).unwrap();
+            s.urls.insert("k", "v").unwrap();
+            s.db.persist(fjall::PersistMode::SyncAll).unwrap();
+        }
+        assert!(!d.path().join("store.new").exists());
+        let s = Store::open(d.path(), StoreOptions::default()).unwrap();
+        assert_eq!(s.urls.get("k").unwrap().as_deref(), Some(&b"v"[..]));
+    }
 
     #[test]
     fn format_file_checks() {
