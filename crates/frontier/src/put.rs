@@ -47,7 +47,6 @@ impl Frontier {
     fn discover(&self, items: &[UrlItem]) -> Result<(Vec<PutOutcome>, Commit)> {
         let now_s = (self.now_ms() / 1000).max(1);
         let prepared: Vec<_> = items.iter().map(|i| self.prepare(i, now_s)).collect();
-        self.store.throttle();
         let mut out = Vec::with_capacity(items.len());
         let mut t = self.lock();
         let mut batch = self.store.db.batch();
@@ -96,7 +95,6 @@ impl Frontier {
 
     fn overwrite_all(&self, items: &[KnownItem]) -> Result<(Vec<PutOutcome>, Commit)> {
         let now_s = (self.now_ms() / 1000).max(1);
-        self.store.throttle();
         let mut out = Vec::with_capacity(items.len());
         let mut t = self.lock();
         let mut batch = self.store.db.batch();

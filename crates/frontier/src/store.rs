@@ -26,8 +26,6 @@ use crate::error::{FrontierError, Result};
 /// older binary then refuses the directory with a `FormatVersion` error).
 pub const FORMAT_VERSION: u32 = 3;
 const MAGIC: &[u8; 4] = b"MGZF";
-/// Sealed memtables a big keyspace may have queued before writers wait.
-pub const MAX_SEALED_MEMTABLES: usize = 1;
 
 /// Tuning of the embedded store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,12 +39,15 @@ pub struct StoreOptions {
 impl Default for StoreOptions {
     fn default() -> Self {
         // Memtables small on purpose: RAM is for the seen set (100M URLs in
-        // ~2 GB) and the write path gains little from bigger ones. The cache
-        // must hold the tables' filter and index blocks: at 8 MiB they were
-        // evicted and re-read (and re-checksummed) on every point read.
+        // ~2 GB) and the write path gains little from bigger ones (4 MiB
+        // since format 3's single entry per put: fjall keeps up to 4 sealed
+        // memtables per keyspace besides the active one). The
+        // cache holds the tables' filter and index blocks for point reads;
+        // a trusted seen set makes those rare (at 8 MiB, when every put
+        // read `urls`, they were evicted and re-read on every read).
         StoreOptions {
-            cache_bytes: 32 << 20,
-            memtable_bytes: 8 << 20,
+            cache_bytes: 16 << 20,
+            memtable_bytes: 4 << 20,
         }
     }
 }
@@ -107,20 +108,6 @@ impl Store {
             ks.rotate_memtable_and_wait()?;
         }
         Ok(())
-    }
-
-    /// Waits while a big keyspace has more than [`MAX_SEALED_MEMTABLES`]
-    /// sealed memtables waiting for the flush worker. fjall itself halts
-    /// writes only at 4 per keyspace, which on a busy machine let the
-    /// backlog of `urls` and `sched` reach ~80 MB of heap at 10M URLs; a
-    /// writer that waits here gives the flush worker the CPU instead.
-    /// Called before the table lock is taken, so `get` is not held up.
-    pub fn throttle(&self) {
-        for ks in [&self.urls, &self.sched] {
-            while ks.sealed_memtable_count() > MAX_SEALED_MEMTABLES {
-                std::thread::sleep(std::time::Duration::from_millis(1));
-            }
-        }
     }
 
     /// Bytes on disk under the state directory.
