@@ -39,15 +39,15 @@ pub struct StoreOptions {
 impl Default for StoreOptions {
     fn default() -> Self {
         // Memtables small on purpose: RAM is for the seen set (100M URLs in
-        // ~2 GB) and the write path gains little from bigger ones (4 MiB
-        // since format 3's single entry per put: fjall keeps up to 4 sealed
-        // memtables per keyspace besides the active one). The
+        // ~2 GB) and the write path gains little from bigger ones (fjall
+        // keeps up to 4 sealed memtables per keyspace besides the active
+        // one; 4 MiB was tried, see docs/BENCHMARKS.md). The
         // cache holds the tables' filter and index blocks for point reads;
         // a trusted seen set makes those rare (at 8 MiB, when every put
         // read `urls`, they were evicted and re-read on every read).
         StoreOptions {
             cache_bytes: 16 << 20,
-            memtable_bytes: 4 << 20,
+            memtable_bytes: 8 << 20,
         }
     }
 }
