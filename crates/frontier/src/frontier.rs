@@ -146,14 +146,16 @@ impl Frontier {
         self.committer.sync_now()
     }
 
-    /// Closes: writes a seen snapshot (so the next open restores instead of
-    /// rebuilding) and makes every write durable. Dropping without `close`
-    /// is safe too: the next open replays the seen log. Close also flushes
-    /// the memtables to tables, so the next open replays no journal.
+    /// Closes: makes every write durable, flushes the memtables to tables
+    /// (so the next open replays no journal) and writes a seen snapshot (so
+    /// the next open restores instead of rebuilding). Dropping without
+    /// `close` is safe too: the next open replays the seen log. The flush
+    /// comes first so that the memtables are freed before the snapshot
+    /// holds a copy of the seen sets (peak RSS at close).
     pub fn close(self) -> Result<()> {
-        self.snapshot_seen()?;
         self.committer.sync_now()?;
-        self.store.flush_memtables()
+        self.store.flush_memtables()?;
+        self.snapshot_seen()
     }
 
     /// Bytes the state directory takes on disk.

@@ -70,9 +70,11 @@ pub fn load(
 /// Snapshot + logs into `table`; `Ok(None)` when there is no snapshot.
 fn restore(store: &Store, table: &mut Table, factory: &SeenFactory) -> Result<Option<SeenLog>> {
     let dir = store.dir.as_path();
-    let Some(snap) = Snapshot::read(dir)? else {
+    let Some(file) = snapshot::read_bytes(dir)? else {
         return Ok(None);
     };
+    // Borrowed: the sets' bytes are not copied out of the file before restore.
+    let snap = snapshot::SnapshotView::parse(&file)?;
     let want = factory().name();
     for c in &snap.crawls {
         if c.backend != want {
@@ -83,15 +85,18 @@ fn restore(store: &Store, table: &mut Table, factory: &SeenFactory) -> Result<Op
         }
     }
     for (id, crawl) in table.crawls.iter_mut() {
-        crawl.seen = factory();
-        crawl.dirty = false;
-        if let Some(c) = snap.crawls.iter().find(|c| c.id == *id) {
-            crawl.seen = mgz_seen::restore(&c.backend, &c.bytes)
-                .map_err(|e| FrontierError::corrupt("seen snapshot", e.to_string()))?;
-            crawl.dirty = c.dirty;
-        }
+        let Some(c) = snap.crawls.iter().find(|c| c.id == *id) else {
+            crawl.seen = factory();
+            crawl.dirty = false;
+            continue;
+        };
+        crawl.seen = mgz_seen::restore(c.backend, c.bytes)
+            .map_err(|e| FrontierError::corrupt("seen snapshot", e.to_string()))?;
+        crawl.dirty = c.dirty;
     }
-    let mut generation = snap.generation;
+    let first = snap.generation;
+    drop(file); // before the log replay grows the sets
+    let mut generation = first;
     let mut last = None;
     while let Some(replay) = seenlog::read(dir, generation)? {
         apply(store, table, &replay)?;
@@ -100,7 +105,7 @@ fn restore(store: &Store, table: &mut Table, factory: &SeenFactory) -> Result<Op
     }
     let log = match last {
         Some((g, len)) => SeenLog::append_at(dir, g, len)?,
-        None => SeenLog::create(dir, snap.generation)?,
+        None => SeenLog::create(dir, first)?,
     };
     Ok(Some(log))
 }

@@ -39,11 +39,14 @@ pub struct StoreOptions {
 impl Default for StoreOptions {
     fn default() -> Self {
         // Memtables small on purpose: RAM is for the seen set (100M URLs in
-        // ~2 GB) and the write path gains little from bigger ones. The cache
-        // must hold the tables' filter and index blocks: at 8 MiB they were
-        // evicted and re-read (and re-checksummed) on every point read.
+        // ~2 GB) and the write path gains little from bigger ones (fjall
+        // keeps up to 4 sealed memtables per keyspace besides the active
+        // one; 4 MiB was tried, see docs/BENCHMARKS.md). The
+        // cache holds the tables' filter and index blocks for point reads;
+        // a trusted seen set makes those rare (at 8 MiB, when every put
+        // read `urls`, they were evicted and re-read on every read).
         StoreOptions {
-            cache_bytes: 32 << 20,
+            cache_bytes: 16 << 20,
             memtable_bytes: 8 << 20,
         }
     }
