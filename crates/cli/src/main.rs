@@ -5,7 +5,6 @@ use clap::{Parser, Subcommand};
 
 mod alloc;
 mod bench;
-mod code_pages;
 mod crawl_cmd;
 mod dedup_cmd;
 mod demo;
@@ -56,7 +55,6 @@ enum Command {
 
 fn main() -> std::process::ExitCode {
     heap::choose();
-    code_pages::map_on_demand();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Demo(args) => demo::run(args),
