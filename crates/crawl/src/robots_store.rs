@@ -159,12 +159,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("robots.db");
         for _ in 0..2 {
-            let c = open_checked(&path).unwrap();
-            let mode: String = c
-                .query_row("PRAGMA journal_mode", [], |r| r.get(0))
-                .unwrap();
-            let sync: i64 = c.query_row("PRAGMA synchronous", [], |r| r.get(0)).unwrap();
-            assert_eq!((mode.as_str(), sync), ("wal", 1), "1 = NORMAL");
+            crate::store::tests::assert_wal_with_normal_sync(&open_checked(&path).unwrap());
         }
     }
 

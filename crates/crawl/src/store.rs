@@ -380,7 +380,7 @@ pub fn stored_urls(db: &Path) -> Result<Vec<(String, u16, Option<String>)>, Craw
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn row(url: &str, title: &str, text: &str) -> PageRow {
@@ -394,17 +394,22 @@ mod tests {
         }
     }
 
+    /// Asserts that `c` writes rows in WAL mode with `synchronous=NORMAL`
+    /// (the setup runs with syncs off; rows must not).
+    pub(crate) fn assert_wal_with_normal_sync(c: &Connection) {
+        let mode: String = c
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .unwrap();
+        let sync: i64 = c.query_row("PRAGMA synchronous", [], |r| r.get(0)).unwrap();
+        assert_eq!((mode.as_str(), sync), ("wal", 1), "1 = NORMAL");
+    }
+
     #[test]
     fn rows_are_written_in_wal_with_normal_sync_new_or_reopened() {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("c.db");
         for _ in 0..2 {
-            let c = open(&db).unwrap();
-            let mode: String = c
-                .query_row("PRAGMA journal_mode", [], |r| r.get(0))
-                .unwrap();
-            let sync: i64 = c.query_row("PRAGMA synchronous", [], |r| r.get(0)).unwrap();
-            assert_eq!((mode.as_str(), sync), ("wal", 1), "1 = NORMAL");
+            assert_wal_with_normal_sync(&open(&db).unwrap());
         }
     }
 

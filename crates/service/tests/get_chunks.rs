@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use common::*;
 use mgz_service::ServerConfig;
-use mgz_service::proto::{QueueWithinCrawlParams, UrlItem};
+use mgz_service::proto::{QueueWithinCrawlParams, Stats, UrlItem};
 
 /// A server whose GetURLs leases at most about `chunk` URLs per store call.
 async fn start_chunked(chunk: usize) -> TestServer {
@@ -38,6 +38,15 @@ fn expected(sizes: &[usize]) -> BTreeSet<String> {
 }
 
 /// URLs served per host; panics on a URL served twice.
+/// Stats of every crawl (`GetStats` with default parameters).
+async fn default_stats(s: &mut TestServer) -> Stats {
+    s.client
+        .get_stats(QueueWithinCrawlParams::default())
+        .await
+        .unwrap()
+        .into_inner()
+}
+
 fn per_host(urls: &[String]) -> BTreeMap<String, usize> {
     let distinct: BTreeSet<&String> = urls.iter().collect();
     assert_eq!(distinct.len(), urls.len(), "a URL was served twice");
@@ -88,12 +97,7 @@ async fn per_queue_cap_and_max_queues_hold_across_chunks() {
             .await
             .is_empty()
     );
-    let stats = s
-        .client
-        .get_stats(QueueWithinCrawlParams::default())
-        .await
-        .unwrap()
-        .into_inner();
+    let stats = default_stats(&mut s).await;
     assert_eq!(stats.in_process, 120);
 
     let mut s = start_chunked(10).await;
@@ -120,11 +124,6 @@ async fn a_client_leaving_mid_answer_leaves_the_server_serving() {
     let rest = get_urls(&mut s.client, get_params("", 0, 0)).await;
     per_host(&rest);
     assert!(rest.len() < 200);
-    let stats = s
-        .client
-        .get_stats(QueueWithinCrawlParams::default())
-        .await
-        .unwrap()
-        .into_inner();
+    let stats = default_stats(&mut s).await;
     assert_eq!(stats.size, 200);
 }
