@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 
 mod alloc;
 mod bench;
+mod code_pages;
 mod crawl_cmd;
 mod dedup_cmd;
 mod demo;

@@ -1,29 +1,54 @@
 #!/usr/bin/env bash
 # Crawls the Debian postgresql-doc-15 site served by nginx on 127.0.0.1 with
 # `mgz crawl --delay 0 --per-host 16` and with `wget2 -r --max-threads=16`,
-# RUNS times each, alternating, and prints wall time and peak RSS
-# (/usr/bin/time -v) of every run. Usage: bench/nginx_vs_wget2.sh [RUNS]
+# RUNS pairs, alternating (which tool goes first alternates too), and prints
+# every run's wall, CPU (user + system), peak RSS (/usr/bin/time) and page
+# count, then medians and ranges per tool and of the per-pair ratios.
+# Usage: bench/nginx_vs_wget2.sh [RUNS] [MGZ_BINARY]
+#   WGET2_ARGS='...' adds wget2 options (e.g. --no-robots) for experiments.
+#   OUT=DIR puts both tools' output (mgz state + database, wget2's files) in
+#   DIR (default /dev/shm, tmpfs): on the shared ext4 disk wget2's 1,169 file
+#   creations cost 0.3-0.5 s of system time whenever other processes write,
+#   which made its wall time bimodal (docs/BENCHMARKS.md). OUT=/tmp for disk.
 set -euo pipefail
-runs=${1:-3}
+runs=${1:-21}
 repo=$(cd "$(dirname "$0")/../../.." && pwd)
-mgz="$repo/target/release/mgz"
+mgz=${2:-"$repo/target/release/mgz"}
 port=18089
-source "$(dirname "$0")/pg_site.sh"
-measure() { # label, command...
-  local label=$1; shift
-  /usr/bin/time -v "$@" > /dev/null 2> "$work/time"
-  local wall rss cpu
-  wall=$(grep "Elapsed (wall clock)" "$work/time" | awk '{print $NF}')
-  rss=$(grep "Maximum resident" "$work/time" | awk '{print $NF}')
-  cpu=$(awk '/User time|System time/{s+=$NF} END{printf "%.2f", s}' "$work/time")
-  echo "$label wall=$wall cpu_s=$cpu peak_rss_kb=$rss load=$(cut -d' ' -f1 /proc/loadavg)"
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/pg_site.sh"
+out=$(mktemp -d -p "${OUT:-/dev/shm}")
+trap 'kill $(cat "$work/nginx.pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$work" "$out"' EXIT
+log="$work/runs.tsv"
+measure() { # tool, pair, command... → one TSV line
+  local tool=$1 pair=$2; shift 2
+  /usr/bin/time -f "%e %U %S %M" -o "$work/time" "$@" > /dev/null 2> "$work/err" || {
+    echo "$tool failed:" >&2; cat "$work/err" >&2; exit 1; }
+  local pages
+  if [ "$tool" = mgz ]; then
+    pages=$(sqlite3 "$out/m/pages.db" "select count(*) from pages where content_type like 'text/html%'")
+  else
+    pages=$(find "$out/w" -name '*.html' | wc -l)
+  fi
+  read -r wall user sys rss < "$work/time"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$tool" "$pair" "$wall" "$user" "$sys" "$rss" "$pages" | tee -a "$log"
 }
+run_mgz() {
+  rm -rf "$out/m"
+  measure mgz "$1" "$mgz" crawl http://pg.test/index.html --resolve "pg.test=127.0.0.1:$port" \
+    --allow-private --delay 0 --per-host 16 --concurrency 32 --max-depth 100 --loose-depth \
+    --state "$out/m/state" --db "$out/m/pages.db" --json
+}
+run_wget2() {
+  rm -rf "$out/w"
+  # shellcheck disable=SC2086
+  measure wget2 "$1" wget2 -q -r -l 100 --no-parent --max-threads=16 ${WGET2_ARGS:-} \
+    -P "$out/w" "http://127.0.0.1:$port/index.html"
+}
+echo "# $(date -u +%FT%TZ) out $out load $(cut -d' ' -f1-3 /proc/loadavg); mgz $(git -C "$repo" rev-parse --short HEAD)"
+printf 'tool\tpair\twall_s\tuser_s\tsys_s\tpeak_rss_kb\thtml_pages\n'
 for i in $(seq "$runs"); do
-  rm -rf "$work/m" "$work/w"
-  measure mgz "$mgz" crawl http://pg.test/index.html --resolve "pg.test=127.0.0.1:$port" --allow-private \
-    --delay 0 --per-host 16 --concurrency 32 --max-depth 100 --loose-depth \
-    --state "$work/m/state" --db "$work/m/pages.db" --json
-  echo "  mgz stored $(sqlite3 "$work/m/pages.db" 'select count(*) from pages' 2>/dev/null || echo '?') pages"
-  measure wget2 wget2 -q -r -l 100 --no-parent --max-threads=16 -P "$work/w" "http://127.0.0.1:$port/index.html"
-  echo "  wget2 saved $(find "$work/w" -name '*.html' | wc -l) pages"
+  if [ $((i % 2)) = 1 ]; then run_mgz "$i"; run_wget2 "$i"; else run_wget2 "$i"; run_mgz "$i"; fi
 done
+echo "# end load $(cut -d' ' -f1-3 /proc/loadavg)"
+python3 "$here/summary.py" < "$log"

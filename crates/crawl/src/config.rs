@@ -74,6 +74,10 @@ pub struct CrawlConfig {
     pub status: Option<std::net::SocketAddr>,
     /// Bearer token the status page requires, if any.
     pub status_token: Option<String>,
+    /// Called once when the crawl is set up (frontier, store and client
+    /// open, seeds queued), before the first fetch: the CLI releases the
+    /// start-up code pages of its executable there.
+    pub after_setup: Option<fn()>,
 }
 
 impl Default for CrawlConfig {
@@ -104,6 +108,7 @@ impl Default for CrawlConfig {
             progress: true,
             status: None,
             status_token: None,
+            after_setup: None,
         }
     }
 }

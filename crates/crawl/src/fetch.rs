@@ -164,11 +164,19 @@ impl Fetcher {
     }
 }
 
+/// Most bytes reserved for a body up front from its `Content-Length`.
+const PRESIZE_MAX: usize = 1 << 20;
+
 async fn read_capped(
     mut resp: reqwest::Response,
     cap: usize,
 ) -> Result<(Vec<u8>, bool), CrawlError> {
-    let mut body = Vec::new();
+    // Sized from Content-Length when the server sends one (not for
+    // compressed bodies), so a body is one block instead of a doubling
+    // series of reallocations; at most PRESIZE_MAX, so a lying header
+    // cannot reserve the whole cap.
+    let hint = resp.content_length().unwrap_or(0).min(PRESIZE_MAX as u64) as usize;
+    let mut body = Vec::with_capacity(hint.min(cap));
     while let Some(chunk) = resp.chunk().await.map_err(|e| http_error(&e))? {
         let room = cap - body.len();
         if chunk.len() > room {

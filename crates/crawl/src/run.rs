@@ -207,6 +207,9 @@ pub async fn crawl(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Summary, C
     sh.queue
         .set_default_delay((sh.cfg.delay.as_millis() / 1000) as u32)
         .await?;
+    if let Some(hook) = sh.cfg.after_setup {
+        hook();
+    }
     let done = Arc::new(tokio::sync::Notify::new());
     let reporter = sh
         .cfg
