@@ -102,7 +102,8 @@ pub const ARENAS: i32 = 2;
 /// dynamic, glibc raises both after the first large block (a big page body)
 /// is freed, and later bodies then fragment the arenas instead of going back
 /// to the OS when freed. `MGZ_MALLOC=default` keeps glibc's dynamic
-/// thresholds (to measure the difference).
+/// thresholds and turns the crawl's periodic [`trim`] off (to measure the
+/// difference).
 pub fn limit_arenas() {
     #[cfg(target_env = "gnu")]
     {

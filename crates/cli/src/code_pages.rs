@@ -17,7 +17,26 @@
 //! would lose the writes. The executable is never unmapped while running,
 //! so the addresses read from `/proc/self/smaps` stay its mappings.
 //!
-//! `MGZ_CODE_PAGES=keep` turns this off (to measure the difference).
+//! The crawl's own code is released again every so often
+//! ([`release_again`], from the crawl's housekeeping task): what it keeps
+//! running faults back in, what ran only for a while (robots.txt, the first
+//! pages' set-up paths) drops out. The ranges found at set-up are reused, so
+//! a repeat costs one `madvise` per range, not a read of `smaps` (which
+//! walks every page table of the process). Ranges stay valid: a mapping that
+//! is not writable cannot gain anonymous pages, and the executable is never
+//! unmapped.
+//!
+//! `MGZ_CODE_PAGES=keep` turns both off, `MGZ_CODE_PAGES=once` the repeats
+//! (to measure the difference).
+
+use std::sync::OnceLock;
+
+/// The droppable ranges, found by the first [`release`].
+static RANGES: OnceLock<Vec<(usize, usize)>> = OnceLock::new();
+
+fn mode() -> Option<String> {
+    std::env::var("MGZ_CODE_PAGES").ok()
+}
 
 /// One mapping of `/proc/self/smaps`: address range, permissions, path and
 /// anonymous kilobytes.
@@ -75,28 +94,47 @@ fn droppable<'a>(maps: &'a [Mapping], exe: &'a str) -> impl Iterator<Item = &'a 
 /// process's page tables (see the module docs); returns the bytes of
 /// address range advised. Errors (no `/proc`) drop nothing.
 pub fn release() -> usize {
-    if std::env::var_os("MGZ_CODE_PAGES").is_some_and(|v| v == "keep") {
+    if mode().as_deref() == Some("keep") {
         return 0;
     }
+    advise(RANGES.get_or_init(find_ranges))
+}
+
+/// Repeats [`release`] on the ranges it found; nothing before it ran, or
+/// with `MGZ_CODE_PAGES=keep|once`.
+pub fn release_again() -> usize {
+    match (RANGES.get(), mode().as_deref()) {
+        (Some(ranges), None) => advise(ranges),
+        _ => 0,
+    }
+}
+
+/// The executable's droppable ranges, from `/proc/self/smaps`.
+fn find_ranges() -> Vec<(usize, usize)> {
     let (Ok(exe), Ok(text)) = (
         std::fs::read_link("/proc/self/exe"),
         std::fs::read_to_string("/proc/self/smaps"),
     ) else {
-        return 0;
+        return Vec::new();
     };
     let maps = parse_smaps(&text);
+    droppable(&maps, &exe.to_string_lossy())
+        .map(|m| (m.start, m.end))
+        .collect()
+}
+
+fn advise(ranges: &[(usize, usize)]) -> usize {
     let mut advised = 0;
-    for m in droppable(&maps, &exe.to_string_lossy()) {
+    for &(start, end) in ranges {
         // SAFETY: the range is a private, read-only mapping of our own
-        // executable with no anonymous page (checked just above in smaps),
-        // so every resident page is a copy of the file: after
-        // MADV_DONTNEED the next access maps the same bytes again from the
-        // page cache. Nothing can write it meanwhile (not writable), and the
-        // executable's mappings are never unmapped, so the range cannot
-        // have become another mapping.
-        let rc = unsafe { libc::madvise(m.start as *mut _, m.end - m.start, libc::MADV_DONTNEED) };
+        // executable that had no anonymous page when found in smaps, and a
+        // mapping that is not writable cannot gain one, so every resident
+        // page is a copy of the file: after MADV_DONTNEED the next access
+        // maps the same bytes again from the page cache. The executable's
+        // mappings are never unmapped, so the range is still that mapping.
+        let rc = unsafe { libc::madvise(start as *mut _, end - start, libc::MADV_DONTNEED) };
         if rc == 0 {
-            advised += m.end - m.start;
+            advised += end - start;
         }
     }
     advised
@@ -157,13 +195,15 @@ Anonymous:             0 kB
         assert_eq!(droppable(&maps, "/x").count(), 0);
     }
 
-    /// In this very process: releasing keeps the program running (the code
-    /// it needs faults back in) and advises at least the code mapping.
+    /// In this very process: releasing, then releasing again, keeps the
+    /// program running (the code it needs faults back in) and advises at
+    /// least the code mapping each time.
     #[test]
     fn release_in_this_process_keeps_it_working() {
-        let advised = release();
-        assert!(advised > 0 || std::env::var_os("MGZ_CODE_PAGES").is_some());
-        let v: Vec<u64> = (0..1000).map(|i| i * i).collect();
-        assert_eq!(v.iter().sum::<u64>(), 332_833_500);
+        for advised in [release(), release_again()] {
+            assert!(advised > 0 || mode().is_some());
+            let v: Vec<u64> = (0..1000).map(|i| i * i).collect();
+            assert_eq!(v.iter().sum::<u64>(), 332_833_500);
+        }
     }
 }

@@ -202,23 +202,27 @@ pub fn crawl_runtime() -> std::io::Result<tokio::runtime::Runtime> {
         .build()
 }
 
-/// How often a crawl hands glibc's free heap pages back to the OS
-/// ([`crate::alloc::trim`]). Page bodies, parser buffers and rows come and
-/// go by the thousand; the holes they leave kept ~6 MB free inside the
-/// arenas at the end of the 1,169-page benchmark crawl against ~2.3 MB in
-/// use (`mallinfo2`), and RSS grew with them. A trim walks the arenas once
-/// (well under a millisecond at this size). `MGZ_TRIM_MS=N` overrides the
-/// period, 0 turns it off (to measure the difference).
-pub const TRIM_EVERY: Duration = Duration::from_millis(100);
+/// How often a crawl gives memory it no longer uses back to the OS:
+/// glibc's free heap pages ([`crate::alloc::trim`]) and the executable's code
+/// pages, which fault back in as they run ([`crate::code_pages::release_again`]).
+/// Page bodies, parser buffers and rows come and go by the thousand; the
+/// holes they leave kept ~6 MB free inside the arenas at the end of the
+/// 1,169-page benchmark crawl against ~2.3 MB in use (`mallinfo2`), and RSS
+/// grew with them. A trim walks the arenas once, a release zaps the code's
+/// page-table entries (each well under a millisecond here); the peak RSS of
+/// that crawl fell by ~0.6 and ~0.9 MB, CPU unchanged (docs/BENCHMARKS.md).
+pub const HOUSEKEEPING_EVERY: Duration = Duration::from_millis(100);
 
-fn trim_period() -> Option<Duration> {
-    let ms = std::env::var("MGZ_TRIM_MS")
-        .ok()
-        .and_then(|v| v.parse().ok());
-    match ms {
-        Some(0) => None,
-        Some(ms) => Some(Duration::from_millis(ms)),
-        None => Some(TRIM_EVERY),
+/// Every [`HOUSEKEEPING_EVERY`]: trim the heap (unless `MGZ_MALLOC=default`
+/// keeps glibc's behaviour) and release the code pages again.
+async fn housekeeping() {
+    let trim = std::env::var_os("MGZ_MALLOC").is_none_or(|v| v != "default");
+    loop {
+        tokio::time::sleep(HOUSEKEEPING_EVERY).await;
+        if trim {
+            crate::alloc::trim();
+        }
+        crate::code_pages::release_again();
     }
 }
 
@@ -226,14 +230,7 @@ fn trim_period() -> Option<Duration> {
 pub fn run_crawl(cfg: CrawlConfig) -> anyhow::Result<Summary> {
     let rt = crawl_runtime()?;
     rt.block_on(async move {
-        if let Some(period) = trim_period() {
-            tokio::spawn(async move {
-                loop {
-                    tokio::time::sleep(period).await;
-                    crate::alloc::trim();
-                }
-            });
-        }
+        tokio::spawn(housekeeping());
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         tokio::spawn(async move {
