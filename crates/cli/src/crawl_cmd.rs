@@ -211,18 +211,33 @@ pub fn crawl_runtime() -> std::io::Result<tokio::runtime::Runtime> {
 /// grew with them. A trim walks the arenas once, a release zaps the code's
 /// page-table entries (each well under a millisecond here); the peak RSS of
 /// that crawl fell by ~0.6 and ~0.9 MB, CPU unchanged (docs/BENCHMARKS.md).
+/// The first gap; later ones grow with a round's cost ([`housekeeping_gap`]).
 pub const HOUSEKEEPING_EVERY: Duration = Duration::from_millis(100);
 
-/// Every [`HOUSEKEEPING_EVERY`]: trim the heap (unless `MGZ_MALLOC=default`
-/// keeps glibc's behaviour) and release the code pages again.
+/// Longest gap between two housekeeping rounds (see [`housekeeping_gap`]).
+pub const HOUSEKEEPING_MAX: Duration = Duration::from_secs(10);
+
+/// The gap before the next round after one that took `cost`: at least
+/// [`HOUSEKEEPING_EVERY`], and 100 times the round's cost, so housekeeping
+/// takes at most ~1 % of a core even when a large crawl's heap makes a trim
+/// slow (up to [`HOUSEKEEPING_MAX`]).
+pub fn housekeeping_gap(cost: Duration) -> Duration {
+    (cost * 100).clamp(HOUSEKEEPING_EVERY, HOUSEKEEPING_MAX)
+}
+
+/// Rounds of housekeeping: trim the heap (unless `MGZ_MALLOC=default` keeps
+/// glibc's behaviour) and release the code pages again.
 async fn housekeeping() {
     let trim = std::env::var_os("MGZ_MALLOC").is_none_or(|v| v != "default");
+    let mut gap = HOUSEKEEPING_EVERY;
     loop {
-        tokio::time::sleep(HOUSEKEEPING_EVERY).await;
+        tokio::time::sleep(gap).await;
+        let started = std::time::Instant::now();
         if trim {
             crate::alloc::trim();
         }
         crate::code_pages::release_again();
+        gap = housekeeping_gap(started.elapsed());
     }
 }
 
@@ -334,6 +349,18 @@ mod tests {
     fn seeds_of(argv: &[&str]) -> Vec<String> {
         let cli = Cli::try_parse_from(argv).unwrap();
         read_seeds(&cli.args).unwrap()
+    }
+
+    #[test]
+    fn housekeeping_takes_at_most_a_hundredth_of_the_time() {
+        let ms = Duration::from_millis;
+        assert_eq!(housekeeping_gap(ms(0)), HOUSEKEEPING_EVERY);
+        assert_eq!(
+            housekeeping_gap(Duration::from_micros(300)),
+            HOUSEKEEPING_EVERY
+        );
+        assert_eq!(housekeeping_gap(ms(5)), ms(500));
+        assert_eq!(housekeeping_gap(ms(500)), HOUSEKEEPING_MAX);
     }
 
     #[test]
