@@ -34,6 +34,10 @@ pub struct StoreOptions {
     pub cache_bytes: u64,
     /// Memtable bytes of each of the two big keyspaces before it is flushed.
     pub memtable_bytes: u64,
+    /// Tables in level 0 that trigger a leveled compaction into level 1
+    /// (fjall's default 4). Fixed when a keyspace is created: fjall keeps
+    /// a keyspace's compaction settings in its own metadata.
+    pub l0_threshold: u8,
 }
 
 impl Default for StoreOptions {
@@ -48,6 +52,7 @@ impl Default for StoreOptions {
         StoreOptions {
             cache_bytes: 16 << 20,
             memtable_bytes: 8 << 20,
+            l0_threshold: 4,
         }
     }
 }
@@ -125,10 +130,12 @@ fn builder(path: &Path, opts: StoreOptions) -> fjall::DatabaseBuilder<Database> 
 /// Opens keyspace `name`, creating it with the store's options.
 fn keyspace(db: &Database, name: &str, opts: StoreOptions) -> fjall::Result<Keyspace> {
     let mem = opts.memtable_bytes.max(1 << 20);
+    let leveled = fjall::compaction::Leveled::default().with_l0_threshold(opts.l0_threshold.max(2));
     db.keyspace(name, || {
         KeyspaceCreateOptions::default()
             .manual_journal_persist(true)
             .max_memtable_size(mem)
+            .compaction_strategy(std::sync::Arc::new(leveled))
     })
 }
 
