@@ -49,6 +49,9 @@ pub struct FrontierArgs {
     /// Memtable size per keyspace, MiB (default: the library's).
     #[arg(long)]
     memtable_mib: Option<u64>,
+    /// Level-0 table count that triggers compaction (default: the library's).
+    #[arg(long)]
+    l0: Option<u8>,
     /// Run only the bare-fjall baseline and print its rate (the child
     /// process the benchmark starts).
     #[arg(long, hide = true)]
@@ -66,6 +69,9 @@ fn options(a: &FrontierArgs) -> anyhow::Result<FrontierOptions> {
     }
     if let Some(m) = a.memtable_mib {
         store.memtable_bytes = m << 20;
+    }
+    if let Some(n) = a.l0 {
+        store.l0_threshold = n;
     }
     Ok(FrontierOptions {
         seen,
