@@ -219,7 +219,6 @@ impl Table {
             id,
             Crawl {
                 rec,
-                queues: Default::default(),
                 seen: seen(),
                 dirty: false,
             },

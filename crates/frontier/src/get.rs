@@ -56,7 +56,7 @@ impl Frontier {
                 .crawls
                 .iter()
                 .filter(|(id, _)| crawl.is_none_or(|c| c == **id))
-                .filter_map(|(_, c)| c.queues.get(key).copied())
+                .filter_map(|(id, _)| t.qid(*id, key))
                 .collect();
             for qid in qids.into_iter().take(limit(params.max_queues)) {
                 self.serve_queue(&mut t, qid, usize::MAX, &ask, &mut out)?;

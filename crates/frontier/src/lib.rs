@@ -30,6 +30,7 @@ mod get;
 mod lookup;
 mod pending;
 mod put;
+mod queues;
 mod records;
 mod recover;
 mod seenidx;

@@ -206,17 +206,11 @@ impl Frontier {
 
 /// Queue ids of `crawl`, or only queue `key` when given (non-empty).
 pub(crate) fn queue_ids(t: &Table, crawl: &str, key: Option<&str>) -> Vec<u32> {
-    let Some(c) = t
-        .crawl_ids
-        .get(crawl_name(crawl))
-        .and_then(|id| t.crawls.get(id))
-    else {
+    let Some(&id) = t.crawl_ids.get(crawl_name(crawl)) else {
         return Vec::new();
     };
-    let mut qids: Vec<u32> = match key.filter(|k| !k.is_empty()) {
-        Some(k) => c.queues.get(k).copied().into_iter().collect(),
-        None => c.queues.values().copied().collect(),
-    };
-    qids.sort_unstable();
-    qids
+    match key.filter(|k| !k.is_empty()) {
+        Some(k) => t.qid(id, k).into_iter().collect(),
+        None => t.crawl_qids(id),
+    }
 }

@@ -7,10 +7,11 @@
 //!          ▼                                                     ▼
 //!        rebuild: one scan of the `urls` keys and `sched`  ◀─────────────────┘
 //!          └─▶ write a fresh snapshot (gen g+1) and an empty log
-//! snapshot: under the table lock copy every set's bytes and switch to a new
-//!   log generation; outside it fsync the store, write seen.snap, delete old logs.
+//! snapshot: under the table lock stream every set into seen.snap.tmp (no copy
+//!   of the sets) and switch to a new log generation; outside it fsync the
+//!   store, then fsync and rename the snapshot into place, delete old logs.
 //! ```
-//! Backends whose `snapshot()` is `None` get no log at all (nothing could use
+//! Backends without a snapshot form (`snapshot_len()` is `None`) get no log at all (nothing could use
 //! it): they are rebuilt from the store at every open, as before.
 
 use std::path::Path;
@@ -20,7 +21,7 @@ use crate::codec::{sched_key, url_key};
 use crate::error::{FrontierError, Result};
 use crate::frontier::{Frontier, SeenFactory};
 use crate::seenlog::{self, Replay, SeenLog};
-use crate::snapshot::{self, CrawlSnap, Snapshot};
+use crate::snapshot::{self, Body, CrawlPart};
 use crate::store::Store;
 use crate::table::Table;
 
@@ -39,7 +40,7 @@ pub fn load(
     policy: &mgz_url::Policy,
 ) -> Result<Option<SeenLog>> {
     let dir = store.dir.as_path();
-    if factory().snapshot().is_none() {
+    if factory().snapshot_len().is_none() {
         crate::recover::rebuild_seen(store, table, policy)?;
         remove_all(dir)?;
         return Ok(None);
@@ -59,10 +60,10 @@ pub fn load(
     crate::recover::rebuild_seen(store, table, policy)?;
     let generation = log_generations(dir)?.last().map_or(0, |g| g + 1);
     let log = SeenLog::create(dir, generation)?;
-    let snap = capture(table, generation).ok_or_else(|| {
+    let parts = parts(table).ok_or_else(|| {
         FrontierError::corrupt("seen snapshot", "backend stopped giving snapshots")
     })?;
-    snap.write(dir)?;
+    snapshot::stream(dir, generation, &parts)?.publish(dir)?;
     remove_logs_before(dir, generation)?;
     Ok(Some(log))
 }
@@ -133,20 +134,21 @@ fn apply(store: &Store, table: &mut Table, r: &Replay) -> Result<()> {
     Ok(())
 }
 
-/// Every crawl's set as a snapshot continuing with log `generation`;
-/// `None` if a set has no snapshot form.
-fn capture(table: &Table, generation: u64) -> Option<Snapshot> {
-    let mut crawls = Vec::with_capacity(table.crawls.len());
+/// Every crawl's set, to stream as a snapshot (ascending ids); `None` if
+/// a set has no snapshot form.
+fn parts(table: &Table) -> Option<Vec<CrawlPart<'_>>> {
+    let mut parts = Vec::with_capacity(table.crawls.len());
     for (&id, c) in &table.crawls {
-        crawls.push(CrawlSnap {
+        c.seen.snapshot_len()?;
+        parts.push(CrawlPart {
             id,
             dirty: c.dirty,
-            backend: c.seen.name().to_string(),
-            bytes: c.seen.snapshot()?,
+            backend: c.seen.name(),
+            body: Body::Set(&*c.seen),
         });
     }
-    crawls.sort_by_key(|c| c.id);
-    Some(Snapshot { generation, crawls })
+    parts.sort_by_key(|c| c.id);
+    Some(parts)
 }
 
 impl Frontier {
@@ -159,21 +161,26 @@ impl Frontier {
             return Ok(());
         };
         let _one_at_a_time = self.snapshotting.lock().unwrap_or_else(|p| p.into_inner());
-        let snap = {
+        let dir = self.store.dir.as_path();
+        let (pending, next) = {
             let t = self.lock();
             let mut l = log.lock().unwrap_or_else(|p| p.into_inner());
             let next = l.generation() + 1;
-            let Some(snap) = capture(&t, next) else {
+            let Some(parts) = parts(&t) else {
                 return Ok(());
             };
-            *l = SeenLog::create(&self.store.dir, next)?;
-            snap
+            // Streamed under the lock, straight from the sets: no copy of
+            // them (puts wait for the write to the page cache, ~0.1 s per
+            // 48 MB; the fsync comes after the lock).
+            let pending = snapshot::stream(dir, next, &parts)?;
+            *l = SeenLog::create(dir, next)?;
+            (pending, next)
         };
         // Every batch whose keys the snapshot holds was committed before the
         // switch: make them durable before the snapshot can vouch for them.
         self.store.db.persist(fjall::PersistMode::SyncAll)?;
-        snap.write(&self.store.dir)?;
-        remove_logs_before(&self.store.dir, snap.generation)
+        pending.publish(dir)?;
+        remove_logs_before(dir, next)
     }
 
     /// Takes a snapshot if the log has grown past the threshold.

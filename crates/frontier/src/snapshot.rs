@@ -1,5 +1,6 @@
 //! Seen-set snapshots: every crawl's seen set serialised by its backend
-//! (`SeenSet::snapshot`), written at close and whenever the seen log grows
+//! (`SeenSet::write_snapshot`, streamed into the file with the checksum
+//! computed on the way: no copy of a set is ever made), written at close and whenever the seen log grows
 //! past a threshold, so a restart costs reading one file plus the log tail.
 //!
 //! ```text
@@ -12,13 +13,15 @@
 //! file, then `seen-<gen>.log`, `seen-<gen+1>.log`, ... in order. Bytes per
 //! URL: the backend's own (4.9 for `fingerprint`, ~45 for `hash`).
 //!
-//! Written to `seen.snap.tmp`, fsynced, renamed over the old file, directory
-//! fsynced: a crash leaves the old or the new snapshot, never a mix. The store
-//! is fsynced before, so the snapshot never holds a key the store could lose.
+//! Written to `seen.snap.tmp` ([`stream`]), then ([`Pending::publish`])
+//! fsynced, renamed over the old file, directory fsynced: a crash leaves the
+//! old or the new snapshot, never a mix. The store is fsynced before the
+//! publish, so the snapshot never holds a key the store could lose.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use mgz_seen::SeenSet;
 use xxhash_rust::xxh3::xxh3_64;
 
 use crate::error::{FrontierError, Result};
@@ -27,7 +30,8 @@ const MAGIC: &[u8; 4] = b"MGZN";
 /// Version of the snapshot format.
 pub const SNAPSHOT_VERSION: u32 = 1;
 
-/// One crawl's part of a snapshot.
+/// One crawl's part of a snapshot, owned (tests build and compare these).
+#[cfg(test)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CrawlSnap {
     /// Crawl id.
@@ -40,7 +44,8 @@ pub struct CrawlSnap {
     pub bytes: Vec<u8>,
 }
 
-/// A whole snapshot.
+/// A whole snapshot, owned.
+#[cfg(test)]
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Snapshot {
     /// First log generation to replay after it.
@@ -54,42 +59,182 @@ pub fn snap_path(dir: &Path) -> PathBuf {
     dir.join("seen.snap")
 }
 
+/// One crawl's part as it is written: its header fields and where its
+/// backend bytes come from.
+#[derive(Clone, Copy)]
+pub struct CrawlPart<'a> {
+    /// Crawl id.
+    pub id: u32,
+    /// Whether the set may hold deleted URLs.
+    pub dirty: bool,
+    /// Backend name for `mgz_seen::restore`.
+    pub backend: &'a str,
+    /// The backend's bytes.
+    pub body: Body<'a>,
+}
+
+/// Where a crawl's backend bytes come from.
+#[derive(Clone, Copy)]
+pub enum Body<'a> {
+    /// Bytes in memory (tests, and callers that already hold them).
+    #[cfg_attr(not(test), allow(dead_code))]
+    Bytes(&'a [u8]),
+    /// A live set, streamed by `SeenSet::write_snapshot`: no copy of it is
+    /// made (at 10M URLs that copy was 48 MB of peak RSS).
+    Set(&'a dyn SeenSet),
+}
+
+impl Body<'_> {
+    /// Length of the bytes; `None` when the set has no snapshot form.
+    pub fn len(&self) -> Option<u64> {
+        match self {
+            Body::Bytes(b) => Some(b.len() as u64),
+            Body::Set(s) => s.snapshot_len(),
+        }
+    }
+
+    fn write(&self, w: &mut dyn Write) -> std::io::Result<()> {
+        match self {
+            Body::Bytes(b) => w.write_all(b),
+            Body::Set(s) => match s.write_snapshot(w)? {
+                true => Ok(()),
+                false => Err(std::io::Error::other("the set has no snapshot form")),
+            },
+        }
+    }
+}
+
+/// A `Write` that checksums and counts what passes through it.
+struct Summing<W> {
+    inner: W,
+    sum: xxhash_rust::xxh3::Xxh3Default,
+    written: u64,
+}
+
+impl<W: Write> Write for Summing<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.sum.update(&buf[..n]);
+        self.written += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Streams the file bytes of a snapshot continuing with log `generation`
+/// into `w`, checksumming as it goes. A set that writes another number of
+/// bytes than it announced (the length precedes its bytes) is an error.
+pub fn encode_parts(
+    w: &mut impl Write,
+    generation: u64,
+    parts: &[CrawlPart<'_>],
+) -> std::io::Result<()> {
+    let mut s = Summing {
+        inner: w,
+        sum: xxhash_rust::xxh3::Xxh3Default::new(),
+        written: 0,
+    };
+    s.write_all(MAGIC)?;
+    s.write_all(&SNAPSHOT_VERSION.to_le_bytes())?;
+    s.write_all(&generation.to_le_bytes())?;
+    s.write_all(&(parts.len() as u32).to_le_bytes())?;
+    for c in parts {
+        let name = &c.backend.as_bytes()[..c.backend.len().min(255)];
+        let len = c
+            .body
+            .len()
+            .ok_or_else(|| std::io::Error::other(format!("{} has no snapshot form", c.backend)))?;
+        s.write_all(&c.id.to_le_bytes())?;
+        s.write_all(&[u8::from(c.dirty), name.len() as u8])?;
+        s.write_all(name)?;
+        s.write_all(&len.to_le_bytes())?;
+        let start = s.written;
+        c.body.write(&mut s)?;
+        let wrote = s.written - start;
+        if wrote != len {
+            let why = format!(
+                "{} wrote {wrote} snapshot bytes, announced {len}",
+                c.backend
+            );
+            return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, why));
+        }
+    }
+    let digest = s.sum.digest();
+    s.inner.write_all(&digest.to_le_bytes())
+}
+
+/// A snapshot streamed to `seen.snap.tmp` but not yet in place: its
+/// [`Pending::publish`] makes it durable and visible; dropped unpublished,
+/// the temporary file is removed.
+#[derive(Debug)]
+pub struct Pending {
+    tmp: PathBuf,
+    file: Option<std::fs::File>,
+}
+
+/// Streams a snapshot continuing with log `generation` to `seen.snap.tmp`
+/// in `dir` (written to the OS, not fsynced: see [`Pending::publish`]).
+pub fn stream(dir: &Path, generation: u64, parts: &[CrawlPart<'_>]) -> Result<Pending> {
+    let tmp = snap_path(dir).with_extension("snap.tmp");
+    let f = std::fs::File::create(&tmp).map_err(|e| FrontierError::io(&tmp, e))?;
+    let mut pending = Pending { tmp, file: None };
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
+    encode_parts(&mut w, generation, parts).map_err(|e| FrontierError::io(&pending.tmp, e))?;
+    let f = w
+        .into_inner()
+        .map_err(|e| FrontierError::io(&pending.tmp, e.into_error()))?;
+    pending.file = Some(f);
+    Ok(pending)
+}
+
+impl Pending {
+    /// fsyncs the file, renames it over `seen.snap` and fsyncs the
+    /// directory: a crash leaves the old or the new snapshot, never a mix.
+    pub fn publish(mut self, dir: &Path) -> Result<()> {
+        let path = snap_path(dir);
+        if let Some(f) = self.file.take() {
+            f.sync_all().map_err(|e| FrontierError::io(&self.tmp, e))?;
+        }
+        std::fs::rename(&self.tmp, &path).map_err(|e| FrontierError::io(&path, e))?;
+        self.tmp = PathBuf::new();
+        sync_dir(dir)
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if !self.tmp.as_os_str().is_empty() {
+            // Best effort: an unpublished temporary is never read.
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+#[cfg(test)]
 impl Snapshot {
+    fn parts(&self) -> Vec<CrawlPart<'_>> {
+        self.crawls
+            .iter()
+            .map(|c| CrawlPart {
+                id: c.id,
+                dirty: c.dirty,
+                backend: &c.backend,
+                body: Body::Bytes(&c.bytes),
+            })
+            .collect()
+    }
+
     /// The file bytes.
-    #[cfg(test)]
     pub fn encode(&self) -> Vec<u8> {
         let mut b = Vec::new();
-        // Writing into a Vec cannot fail.
-        let _ = self.encode_into(&mut b);
+        encode_parts(&mut b, self.generation, &self.parts()).expect("a Vec takes every write");
         b
     }
 
-    /// Streams the file bytes into `w`, checksumming as it goes (no copy of
-    /// the sets: at 10M URLs a copy of the file was 48 MB of peak RSS).
-    pub fn encode_into(&self, w: &mut impl Write) -> std::io::Result<()> {
-        let mut sum = xxhash_rust::xxh3::Xxh3Default::new();
-        let mut put = |bytes: &[u8]| -> std::io::Result<()> {
-            sum.update(bytes);
-            w.write_all(bytes)
-        };
-        put(MAGIC)?;
-        put(&SNAPSHOT_VERSION.to_le_bytes())?;
-        put(&self.generation.to_le_bytes())?;
-        put(&(self.crawls.len() as u32).to_le_bytes())?;
-        for c in &self.crawls {
-            let name = &c.backend.as_bytes()[..c.backend.len().min(255)];
-            put(&c.id.to_le_bytes())?;
-            put(&[u8::from(c.dirty), name.len() as u8])?;
-            put(name)?;
-            put(&(c.bytes.len() as u64).to_le_bytes())?;
-            put(&c.bytes)?;
-        }
-        let digest = sum.digest();
-        w.write_all(&digest.to_le_bytes())
-    }
-
     /// Parses file bytes into owned sets; any damage is `Corrupt` (or `FormatVersion`).
-    #[cfg(test)]
     pub fn decode(bytes: &[u8]) -> Result<Snapshot> {
         let view = SnapshotView::parse(bytes)?;
         let crawls = view
@@ -110,20 +255,10 @@ impl Snapshot {
 
     /// Writes the file atomically (tmp, fsync, rename, fsync of the directory).
     pub fn write(&self, dir: &Path) -> Result<()> {
-        let path = snap_path(dir);
-        let tmp = path.with_extension("snap.tmp");
-        let io = |e| FrontierError::io(&tmp, e);
-        let f = std::fs::File::create(&tmp).map_err(io)?;
-        let mut w = std::io::BufWriter::with_capacity(1 << 20, f);
-        self.encode_into(&mut w).map_err(io)?;
-        let f = w.into_inner().map_err(|e| io(e.into_error()))?;
-        f.sync_all().map_err(io)?;
-        std::fs::rename(&tmp, &path).map_err(|e| FrontierError::io(&path, e))?;
-        sync_dir(dir)
+        stream(dir, self.generation, &self.parts())?.publish(dir)
     }
 
     /// Reads the snapshot: `Ok(None)` when there is none.
-    #[cfg(test)]
     pub fn read(dir: &Path) -> Result<Option<Snapshot>> {
         read_bytes(dir)?.map(|b| Snapshot::decode(&b)).transpose()
     }
@@ -284,6 +419,112 @@ mod tests {
             x[i] ^= 0x04;
             assert!(Snapshot::decode(&x).is_err(), "flip {i}");
         }
+    }
+
+    fn filled(name: &str) -> Box<dyn SeenSet> {
+        let opts = mgz_seen::BackendOptions {
+            expected: 20_000,
+            fpr: None,
+        };
+        let mut set = mgz_seen::backend(name, &opts).unwrap();
+        for i in 0..20_000u32 {
+            set.insert(format!("com.example{}/p/{i}", i % 50).as_bytes());
+        }
+        set
+    }
+
+    #[test]
+    fn streamed_sets_make_the_file_their_copies_make() {
+        let sets: Vec<_> = ["fingerprint", "compact", "hash"].map(filled).into();
+        let copies: Vec<Vec<u8>> = sets.iter().map(|s| s.snapshot().unwrap()).collect();
+        let part = |i: usize, body| CrawlPart {
+            id: i as u32 * 3,
+            dirty: i == 1,
+            backend: sets[i].name(),
+            body,
+        };
+        let live: Vec<_> = (0..3).map(|i| part(i, Body::Set(&*sets[i]))).collect();
+        let held: Vec<_> = (0..3).map(|i| part(i, Body::Bytes(&copies[i]))).collect();
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        encode_parts(&mut a, 7, &live).unwrap();
+        encode_parts(&mut b, 7, &held).unwrap();
+        assert!(a == b, "streamed file differs");
+        let view = SnapshotView::parse(&a).unwrap();
+        assert_eq!(view.generation, 7);
+        for (i, c) in view.crawls.iter().enumerate() {
+            let back = mgz_seen::restore(c.backend, c.bytes).unwrap();
+            assert_eq!((c.id, c.dirty, back.len()), (i as u32 * 3, i == 1, 20_000));
+        }
+    }
+
+    /// A set that announces one byte more than it writes.
+    struct Lying(Box<dyn SeenSet>);
+
+    impl SeenSet for Lying {
+        fn insert(&mut self, key: &[u8]) -> bool {
+            self.0.insert(key)
+        }
+        fn contains(&self, key: &[u8]) -> bool {
+            self.0.contains(key)
+        }
+        fn len(&self) -> usize {
+            self.0.len()
+        }
+        fn heap_bytes(&self) -> usize {
+            0
+        }
+        fn guarantee(&self) -> mgz_seen::Guarantee {
+            self.0.guarantee()
+        }
+        fn name(&self) -> &'static str {
+            "hash"
+        }
+        fn snapshot_len(&self) -> Option<u64> {
+            Some(self.0.snapshot_len()? + 1)
+        }
+        fn write_snapshot(&self, out: &mut dyn Write) -> std::io::Result<bool> {
+            self.0.write_snapshot(out)
+        }
+    }
+
+    #[test]
+    fn a_miscounted_set_or_an_unpublished_file_leaves_the_old_snapshot() {
+        let dir = tempfile::tempdir().unwrap();
+        sample().write(dir.path()).unwrap();
+        let liar = Lying(filled("hash"));
+        let parts = [CrawlPart {
+            id: 0,
+            dirty: false,
+            backend: "hash",
+            body: Body::Set(&liar),
+        }];
+        let err = stream(dir.path(), 9, &parts).unwrap_err();
+        assert!(err.to_string().contains("announced"), "{err}");
+        let honest = filled("hash");
+        let parts = [CrawlPart {
+            body: Body::Set(&*honest),
+            ..parts[0]
+        }];
+        drop(stream(dir.path(), 9, &parts).unwrap()); // never published
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["seen.snap"], "no temporary left behind");
+        assert_eq!(Snapshot::read(dir.path()).unwrap().unwrap(), sample());
+        stream(dir.path(), 9, &parts)
+            .unwrap()
+            .publish(dir.path())
+            .unwrap();
+        let file = read_bytes(dir.path()).unwrap().unwrap();
+        let view = SnapshotView::parse(&file).unwrap();
+        assert_eq!((view.generation, view.crawls.len()), (9, 1));
+        assert_eq!(
+            mgz_seen::restore("hash", view.crawls[0].bytes)
+                .unwrap()
+                .len(),
+            20_000
+        );
     }
 
     #[test]

@@ -4,15 +4,18 @@
 //! domains: [ (crawl 0, "example.com") -> [q3, q9, q12], cursor 1 ]
 //!          [ (crawl 0, "other.org")   -> [q4],          cursor 0 ]   <- Table::cursor
 //!          ...
-//! queues:  qid -> Queue { rec (durable), last serve, leases, due hint }
+//! queues:  qid -> Queue { rec (durable), last serve, leases, due hint }   dense, by qid
+//! keys:    (crawl, key) -> qid                                            qids hashed only
 //! ```
+//! (`queues` and `keys` are drawn in `queues.rs`.)
 //!
 //! A `get` walks the domain ring from `cursor` with deficit round-robin: a
 //! domain's turn is worth `max_urls_per_queue` URLs, drawn from as many of its
 //! hosts (rotating) as it takes, so a site with 1,000 subdomains of two URLs
 //! each gets the same share of URLs as a single host with a long backlog. Memory is per queue, never per URL
-//! (apart from leases in flight): ~324 B per queue (measured with 100,000
-//! queues: the `Queue`, its key twice, its share of the domain ring) plus
+//! (apart from leases in flight): ~220 B per queue (`probe::queue_table` with
+//! 10,000 queues, 324 before the dense store of `queues.rs`: the 152-byte
+//! `Queue`, its key once, ~5-9 B of key index, its share of the domain ring) plus
 //! 60-130 B per lease in flight (entries of 24 + 32 B in two hash maps at
 //! their load factor); an idle queue holds no lease memory.
 
@@ -20,6 +23,7 @@ use std::collections::HashMap;
 
 use mgz_seen::SeenSet;
 
+use crate::queues::{KeyIndex, Queues};
 use crate::records::{CrawlRec, QueueRec};
 use crate::slim::SlimMap;
 
@@ -55,12 +59,11 @@ pub struct Queue {
     pub stored: bool,
 }
 
-/// A crawl in RAM: its queues by key and its seen set.
+/// A crawl in RAM: its record and its seen set (its queues are found
+/// through [`Table::qid`]).
 pub struct Crawl {
     /// Durable part.
     pub rec: CrawlRec,
-    /// Queue key → qid.
-    pub queues: HashMap<String, u32>,
     /// Keys of every URL ever stored in the crawl (and not deleted since the last rebuild).
     pub seen: Box<dyn SeenSet>,
     /// URLs were deleted since the seen set was built: a "seen" answer must be checked in the store.
@@ -88,7 +91,9 @@ pub struct Table {
     /// Crawl id → crawl.
     pub crawls: HashMap<u32, Crawl>,
     /// Queue id → queue.
-    pub queues: HashMap<u32, Queue>,
+    pub queues: Queues,
+    /// (crawl, queue key) → queue id.
+    pub keys: KeyIndex,
     /// The domain ring.
     pub domains: Vec<Domain>,
     /// (crawl, domain name) → index in `domains`.
@@ -135,10 +140,10 @@ impl Table {
             });
         }
         self.domains[d].queues.push(qid);
-        if let Some(c) = self.crawls.get_mut(&rec.crawl) {
-            c.queues.insert(rec.key.clone(), qid);
-        }
         self.next_qid = self.next_qid.max(qid + 1);
+        if let Some(old) = self.queues.remove(&qid) {
+            self.keys.remove(old.rec.crawl, &old.rec.key, qid);
+        }
         self.queues.insert(
             qid,
             Queue {
@@ -154,14 +159,13 @@ impl Table {
                 by_url: SlimMap::default(),
             },
         );
+        self.keys.insert(&self.queues, qid);
     }
 
     /// Removes queue `qid` from the maps and the ring.
     pub fn remove_queue(&mut self, qid: u32) -> Option<Queue> {
         let q = self.queues.remove(&qid)?;
-        if let Some(c) = self.crawls.get_mut(&q.rec.crawl) {
-            c.queues.remove(&q.rec.key);
-        }
+        self.keys.remove(q.rec.crawl, &q.rec.key, qid);
         let d = &mut self.domains[q.domain];
         d.queues.retain(|&x| x != qid);
         d.cursor = 0;
@@ -171,7 +175,13 @@ impl Table {
 
     /// The qid of `key` in crawl `crawl`, if it exists.
     pub fn qid(&self, crawl: u32, key: &str) -> Option<u32> {
-        self.crawls.get(&crawl)?.queues.get(key).copied()
+        self.keys.find(&self.queues, crawl, key)
+    }
+
+    /// The qids of crawl `crawl`'s queues, ascending.
+    pub fn crawl_qids(&self, crawl: u32) -> Vec<u32> {
+        let of_crawl = self.queues.iter().filter(|(_, q)| q.rec.crawl == crawl);
+        of_crawl.map(|(qid, _)| qid).collect()
     }
 
     /// Marks `key` (of queue `qid`) seen in crawl `crawl`; true if it was

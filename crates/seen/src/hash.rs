@@ -111,16 +111,31 @@ impl SeenSet for HashSeen {
     }
 
     fn snapshot(&self) -> Option<Vec<u8>> {
-        let mut out = Vec::with_capacity(9 + self.key_bytes);
-        out.push(SNAPSHOT_VERSION);
-        out.extend_from_slice(&(self.set.len() as u64).to_le_bytes());
+        crate::snapshot_vec(self)
+    }
+
+    fn snapshot_len(&self) -> Option<u64> {
+        let mut len = 9u64;
         for key in &self.set {
             // Keys over 4 GiB cannot come from a URL; refuse rather than truncate.
-            let len = u32::try_from(key.len()).ok()?;
-            out.extend_from_slice(&len.to_le_bytes());
-            out.extend_from_slice(key);
+            u32::try_from(key.len()).ok()?;
+            len += 4 + key.len() as u64;
         }
-        Some(out)
+        Some(len)
+    }
+
+    fn write_snapshot(&self, out: &mut dyn std::io::Write) -> std::io::Result<bool> {
+        let mut w = crate::Chunked::new(out);
+        w.put(&[SNAPSHOT_VERSION])?;
+        w.u64(self.set.len() as u64)?;
+        for key in &self.set {
+            let len = u32::try_from(key.len()).map_err(|_| {
+                std::io::Error::new(std::io::ErrorKind::InvalidInput, "key over 4 GiB")
+            })?;
+            w.put(&len.to_le_bytes())?;
+            w.put(key)?;
+        }
+        w.finish().map(|()| true)
     }
 
     fn contains(&self, key: &[u8]) -> bool {

@@ -429,6 +429,10 @@ impl SeenSet for CompactSet {
     fn snapshot(&self) -> Option<Vec<u8>> {
         Some(self.to_snapshot())
     }
+
+    fn write_snapshot(&self, out: &mut dyn std::io::Write) -> std::io::Result<bool> {
+        self.stream_snapshot(out).map(|()| true)
+    }
 }
 
 #[cfg(test)]

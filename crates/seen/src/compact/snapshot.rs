@@ -15,7 +15,7 @@
 //! key, keys out of order or repeated, a varint over 64 bits, trailing bytes.
 
 use super::CompactSet;
-use crate::SeenError;
+use crate::{Chunked, SeenError};
 use xxhash_rust::xxh3::xxh3_64;
 
 /// Version byte that starts a compact snapshot.
@@ -52,17 +52,30 @@ fn take_varint(bytes: &mut &[u8]) -> Option<usize> {
 impl CompactSet {
     /// The snapshot bytes (see the module docs).
     pub(crate) fn to_snapshot(&self) -> Vec<u8> {
-        let mut out = vec![VERSION];
-        put_varint(&mut out, self.len);
+        let mut out = Vec::new();
+        // Writing into a Vec cannot fail.
+        let _ = self.stream_snapshot(&mut out);
+        out
+    }
+
+    /// Writes the snapshot bytes key by key, as the set's iterator decodes
+    /// them: nothing the size of the set is allocated.
+    pub(crate) fn stream_snapshot(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let mut w = Chunked::new(out);
+        let mut entry = vec![VERSION];
+        put_varint(&mut entry, self.len);
         let mut prev: Vec<u8> = Vec::new();
         for key in self.iter() {
             let shared = prev.iter().zip(&key).take_while(|(a, b)| a == b).count();
-            put_varint(&mut out, shared);
-            put_varint(&mut out, key.len() - shared);
-            out.extend_from_slice(&key[shared..]);
+            put_varint(&mut entry, shared);
+            put_varint(&mut entry, key.len() - shared);
+            w.put(&entry)?;
+            w.put(&key[shared..])?;
+            entry.clear();
             prev = key;
         }
-        out
+        w.put(&entry)?;
+        w.finish()
     }
 
     /// Rebuilds a set from [`CompactSet::to_snapshot`] bytes.

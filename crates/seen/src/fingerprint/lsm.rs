@@ -173,6 +173,16 @@ impl Generation {
         from
     }
 
+    /// How many fingerprints are buffered (not in a run yet).
+    pub(crate) fn buffered(&self) -> usize {
+        self.buffer.len()
+    }
+
+    /// The runs, oldest first.
+    pub(crate) fn runs(&self) -> &[EliasFano] {
+        &self.runs
+    }
+
     /// The buffered fingerprints (sorted) and the runs, oldest first.
     pub(crate) fn parts(&self) -> (Vec<u64>, &[EliasFano]) {
         (self.buffer.sorted(), &self.runs)

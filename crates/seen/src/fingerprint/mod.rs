@@ -242,7 +242,15 @@ impl SeenSet for FingerprintSet {
     }
 
     fn snapshot(&self) -> Option<Vec<u8>> {
-        Some(self.write_snapshot())
+        crate::snapshot_vec(self)
+    }
+
+    fn snapshot_len(&self) -> Option<u64> {
+        Some(self.snapshot_bytes())
+    }
+
+    fn write_snapshot(&self, out: &mut dyn std::io::Write) -> std::io::Result<bool> {
+        self.stream_snapshot(out).map(|()| true)
     }
 }
 

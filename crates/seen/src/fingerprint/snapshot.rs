@@ -28,25 +28,42 @@
 use super::FingerprintSet;
 use super::ef::{EliasFano, Shape};
 use super::lsm::Generation;
-use crate::{SeenError, SeenSet};
+use crate::{Chunked, SeenError};
 
 /// Version byte that starts a [`FingerprintSet`] snapshot.
 const VERSION: u8 = 2;
 
+/// Header bytes: version, epsilon, capacity, saturated, min_buffer, gens.
+const HEADER_LEN: u64 = 1 + 8 + 8 + 1 + 8 + 4;
+
 impl FingerprintSet {
-    /// Serialises the set (see the module layout above).
-    pub(super) fn write_snapshot(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.heap_bytes() + 64);
-        out.push(VERSION);
-        out.extend_from_slice(&self.epsilon.to_le_bytes());
-        out.extend_from_slice(&(self.capacity as u64).to_le_bytes());
-        out.push(u8::from(self.saturated));
-        out.extend_from_slice(&(self.min_buffer as u64).to_le_bytes());
-        out.extend_from_slice(&(self.gens.len() as u32).to_le_bytes());
+    /// Bytes [`FingerprintSet::stream_snapshot`] writes, from the sizes alone.
+    pub(super) fn snapshot_bytes(&self) -> u64 {
+        let generation = |g: &Generation| {
+            let (buffered, runs) = (g.buffered(), g.runs());
+            let words: usize = runs
+                .iter()
+                .map(|r| r.words().0.len() + r.words().1.len())
+                .sum();
+            4 + 8 * buffered as u64 + 4 + 8 * runs.len() as u64 + 8 * words as u64
+        };
+        HEADER_LEN + self.gens.iter().map(generation).sum::<u64>()
+    }
+
+    /// Writes the snapshot (see the module layout above) from the runs'
+    /// own words: nothing the size of the set is allocated.
+    pub(super) fn stream_snapshot(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let mut w = Chunked::new(out);
+        w.put(&[VERSION])?;
+        w.put(&self.epsilon.to_le_bytes())?;
+        w.u64(self.capacity as u64)?;
+        w.put(&[u8::from(self.saturated)])?;
+        w.u64(self.min_buffer as u64)?;
+        w.put(&(self.gens.len() as u32).to_le_bytes())?;
         for g in &self.gens {
-            write_generation(g, &mut out);
+            write_generation(g, &mut w)?;
         }
-        out
+        w.finish()
     }
 
     /// Rebuilds a set from [`crate::SeenSet::snapshot`] bytes; it answers
@@ -97,20 +114,19 @@ impl FingerprintSet {
     }
 }
 
-fn write_generation(g: &Generation, out: &mut Vec<u8>) {
+fn write_generation(g: &Generation, w: &mut Chunked<'_>) -> std::io::Result<()> {
+    // Sorted copy of the buffer: at most MAX_BUFFER (16,384) fingerprints.
     let (buffer, runs) = g.parts();
-    out.extend_from_slice(&(buffer.len() as u32).to_le_bytes());
-    buffer
-        .iter()
-        .for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
-    out.extend_from_slice(&(runs.len() as u32).to_le_bytes());
+    w.put(&(buffer.len() as u32).to_le_bytes())?;
+    w.words(&buffer)?;
+    w.put(&(runs.len() as u32).to_le_bytes())?;
     for run in runs {
-        out.extend_from_slice(&(run.len() as u64).to_le_bytes());
+        w.u64(run.len() as u64)?;
         let (low, high) = run.words();
-        for w in low.iter().chain(high) {
-            out.extend_from_slice(&w.to_le_bytes());
-        }
+        w.words(low)?;
+        w.words(high)?;
     }
+    Ok(())
 }
 
 fn read_generation(g: &mut Generation, r: &mut Reader<'_>) -> Result<(), SeenError> {
@@ -181,6 +197,7 @@ impl Reader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::SeenSet;
     use crate::fingerprint::DEFAULT_EPSILON;
     use proptest::prelude::*;
 
