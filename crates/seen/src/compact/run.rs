@@ -58,6 +58,8 @@ pub(crate) fn empty_histograms() -> Histograms {
 pub(crate) const BLOCK: usize = 32;
 /// Blocks per index group.
 const GROUP: usize = 16;
+/// Key hashes a builder holds before adding them to the filter at once.
+const PENDING_HASHES: usize = 256;
 
 /// What a run's filter and index say about a key.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -184,6 +186,8 @@ pub(crate) struct RunBuilder<'d> {
     prev: Vec<u8>,
     prev_first: Vec<u8>,
     num: Vec<u8>,
+    /// Hashes of pushed keys not yet in the filter (see `BlockFilter::insert_all`).
+    hashes: Vec<u64>,
 }
 
 impl<'d> RunBuilder<'d> {
@@ -211,12 +215,23 @@ impl<'d> RunBuilder<'d> {
             prev,
             prev_first,
             num,
+            hashes: Vec::with_capacity(PENDING_HASHES),
+        }
+    }
+
+    /// Queues `key`'s hash for the filter.
+    #[inline]
+    fn hash_key(&mut self, key: &[u8]) {
+        self.hashes.push(xxh3_64(key));
+        if self.hashes.len() == PENDING_HASHES {
+            self.run.filter.insert_all(&self.hashes);
+            self.hashes.clear();
         }
     }
 
     pub(crate) fn push(&mut self, key: &[u8]) {
         debug_assert!(self.pushed == 0 || self.prev.as_slice() < key);
-        self.run.filter.insert(xxh3_64(key));
+        self.hash_key(key);
         if self.pushed.is_multiple_of(BLOCK) {
             self.start_block(key);
         } else {
@@ -234,7 +249,7 @@ impl<'d> RunBuilder<'d> {
     /// symbols are re-emitted instead of tokenising the text again.
     pub(crate) fn push_recoded(&mut self, key: &[u8], from: Option<(usize, &[u16])>) {
         debug_assert!(self.pushed == 0 || self.prev.as_slice() < key);
-        self.run.filter.insert(xxh3_64(key));
+        self.hash_key(key);
         if self.pushed.is_multiple_of(BLOCK) {
             self.start_block(key);
         } else {
@@ -326,6 +341,7 @@ impl<'d> RunBuilder<'d> {
 
     pub(crate) fn finish(mut self) -> Run {
         debug_assert_eq!(self.pushed, self.run.len);
+        self.run.filter.insert_all(&self.hashes);
         self.bits.finish(&mut self.run.blocks);
         self.run.block_offs.push(self.run.blocks.len() as u32);
         self.run.blocks.shrink_to_fit();
