@@ -215,6 +215,7 @@ impl CompactSet {
         let mut wanted: Vec<(u32, u32, u32, usize, usize)> = Vec::new();
         let (mut first, mut firsts) = (Vec::new(), Vec::new());
         for (r, run) in self.runs.iter().enumerate() {
+            run.touch_filter(hashes);
             for (i, key) in keys.iter().enumerate() {
                 if found[i] {
                     continue;

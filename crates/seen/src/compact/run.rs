@@ -645,6 +645,11 @@ impl Run {
         }
     }
 
+    /// Brings the filter lines of `hashes` into cache (see `BlockFilter::touch`).
+    pub(crate) fn touch_filter(&self, hashes: &[u64]) {
+        self.filter.touch(hashes);
+    }
+
     /// Where `key` (with xxh3 `hash`) could be, without decoding a block.
     pub(crate) fn locate(&self, key: &[u8], hash: u64, first: &mut Vec<u8>) -> Probe {
         if !self.filter.may_contain(hash) {
