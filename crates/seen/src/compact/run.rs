@@ -254,11 +254,11 @@ impl<'d> RunBuilder<'d> {
         self.pushed += 1;
     }
 
-    /// Like [`RunBuilder::push`] for a key decoded from another run, where
-    /// it followed a key it shared `from.0` bytes with and its suffix was the
-    /// text symbols `from.1`: its new predecessor (between the two) shares at
-    /// least as much, so the new suffix is a tail of the old one and its
-    /// symbols are re-emitted instead of tokenising the text again.
+    /// Like [`RunBuilder::push`] for a key decoded from another run (`from`:
+    /// its coding there; `None` codes it afresh), where it followed a key it
+    /// shared `from.old` bytes with: its new predecessor (between the two)
+    /// shares at least as much, so the new suffix is a tail of the old one
+    /// and its codes are copied instead of tokenising and coding it again.
     pub(crate) fn push_recoded(&mut self, key: &[u8], from: Option<Carried<'_>>) {
         debug_assert!(self.pushed == 0 || self.prev.as_slice() < key);
         self.hash_key(key);
