@@ -103,17 +103,13 @@ pub fn run(args: DedupArgs) -> anyhow::Result<ExitCode> {
 /// Also for `fingerprint` (merges free its runs the same way): on the same
 /// list 54.9 → 54.8 MB peak (bench/dedup.sh) and 6.7-7.0 → 5.3-5.6 s wall
 /// (`/usr/bin/time`, back to back). The other backends were measured with
-/// the default. One arena for all threads: `compact` spreads a batch's
-/// parts over two threads, and a second arena's fragments took the same
-/// list from 147.1 to 148.8 MB (147.2 MB with one arena; ⅛ of
-/// `runiq -f simple` is 148.1 MB).
+/// the default.
 fn keep_big_allocations_mapped() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: `mallopt` only sets allocator parameters (it takes glibc's
+    // SAFETY: `mallopt` only sets an allocator parameter (it takes glibc's
     // arena lock); no memory is touched and no pointer is passed.
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
-        libc::mallopt(libc::M_ARENA_MAX, 1);
     }
 }
 

@@ -75,10 +75,12 @@ pub(crate) struct Partitioned {
 }
 
 /// Smallest batch worth spreading over threads (a scoped spawn costs tens
-/// of microseconds; a 256-key batch of `compact` inserts, most of a
-/// millisecond). At 1024 the 64 KiB chunks of `mgz dedup` (~960 URL lines)
-/// never ran in parallel.
-const PARALLEL_MIN_KEYS: usize = 256;
+/// of microseconds; a 1024-key batch of `compact` inserts, milliseconds).
+/// The 64 KiB chunks of `mgz dedup` (~960 URL lines) stay below it, so its
+/// parts run on one thread: at 256 the two threads' merges and allocator
+/// arenas took peak RSS over ⅛ of `runiq -f simple` (docs/BENCHMARKS.md,
+/// "Session 6").
+const PARALLEL_MIN_KEYS: usize = 1024;
 
 impl Partitioned {
     /// Joins `parts` (a power of two, at least 1, all of one backend).
