@@ -76,6 +76,10 @@ pub(crate) struct Partitioned {
 
 /// Smallest batch worth spreading over threads (a scoped spawn costs tens
 /// of microseconds; a 1024-key batch of `compact` inserts, milliseconds).
+/// The 64 KiB chunks of `mgz dedup` (~960 URL lines) stay below it, so its
+/// parts run on one thread: at 256 the two threads' merges and allocator
+/// arenas took peak RSS over ⅛ of `runiq -f simple` (docs/BENCHMARKS.md,
+/// "Session 6").
 const PARALLEL_MIN_KEYS: usize = 1024;
 
 impl Partitioned {
@@ -202,20 +206,23 @@ impl SeenSet for Partitioned {
         if threads == 1 {
             insert_parts(&mut self.parts, 0, &starts, &grouped, &mut fresh);
         } else {
+            // The calling thread takes the first slice itself: one spawn
+            // fewer per batch, and one allocator arena fewer in use.
+            let (mine, rest) = self.parts.split_at_mut(per);
             std::thread::scope(|s| {
-                let workers: Vec<_> = self
-                    .parts
+                let workers: Vec<_> = rest
                     .chunks_mut(per)
                     .enumerate()
                     .map(|(t, parts)| {
                         let (starts, grouped) = (&starts, &grouped);
                         s.spawn(move || {
                             let mut answers = Vec::new();
-                            insert_parts(parts, t * per, starts, grouped, &mut answers);
+                            insert_parts(parts, (t + 1) * per, starts, grouped, &mut answers);
                             answers
                         })
                     })
                     .collect();
+                insert_parts(mine, 0, &starts, &grouped, &mut fresh);
                 for w in workers {
                     fresh.extend(w.join().expect("a part's insert panicked"));
                 }

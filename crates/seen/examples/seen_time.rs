@@ -1,7 +1,8 @@
 //! Quick A/B timing of seen-set backends on a file of keys, one per line
 //! (for tuning; `mgz bench seen` is the benchmark of record).
 //!
-//! `cargo run --release -p mgz-seen --example seen_time -- FILE [BACKENDS] [REPEAT]`
+//! `cargo run --release -p mgz-seen --example seen_time -- FILE [BACKENDS] [REPEAT] [insert]`
+//! (`insert`: skip the lookup pass, e.g. to profile inserts alone).
 
 use mgz_seen::{BackendOptions, backend};
 
@@ -26,6 +27,7 @@ fn main() {
         .collect();
     let names = args.get(2).map_or("hash,compact", String::as_str);
     let repeat: usize = args.get(3).and_then(|r| r.parse().ok()).unwrap_or(3);
+    let lookups = args.get(4).is_none_or(|a| a != "insert");
     for name in names.split(',') {
         let (mut best_ins, mut best_look, mut bytes) = (f64::MAX, f64::MAX, 0.0);
         for _ in 0..repeat {
@@ -36,13 +38,20 @@ fn main() {
                 set.insert_batch(chunk, &mut out);
             }
             best_ins = best_ins.min((cpu_ns() - t) / keys.len() as f64);
+            bytes = set.heap_bytes() as f64 / set.len().max(1) as f64;
+            if !lookups {
+                continue;
+            }
             let t = cpu_ns();
             let hits = keys.iter().step_by(3).filter(|k| set.contains(k)).count();
             let n = keys.len().div_ceil(3);
             assert_eq!(hits, n);
             best_look = best_look.min((cpu_ns() - t) / n as f64);
-            bytes = set.heap_bytes() as f64 / set.len().max(1) as f64;
         }
-        println!("{name:10} ns/insert {best_ins:8.0} ns/lookup {best_look:8.0} B/key {bytes:.2}");
+        let look = match lookups {
+            true => format!("{best_look:8.0}"),
+            false => format!("{:>8}", "-"),
+        };
+        println!("{name:10} ns/insert {best_ins:8.0} ns/lookup {look} B/key {bytes:.2}");
     }
 }

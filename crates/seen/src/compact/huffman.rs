@@ -209,6 +209,23 @@ impl Encoder {
     }
 }
 
+/// Bits `at..at + n` (`n <= 32`) of the LSB-first stream `input`, reading
+/// past its end as zeros.
+#[inline]
+fn bits_at(input: &[u8], at: usize, n: u32) -> u64 {
+    let byte = at / 8;
+    let word = match input.get(byte..byte + 8) {
+        Some(chunk) => u64::from_le_bytes(chunk.try_into().expect("8 bytes")),
+        None => {
+            let mut buf = [0u8; 8];
+            let tail = input.get(byte..).unwrap_or(&[]);
+            buf[..tail.len()].copy_from_slice(tail);
+            u64::from_le_bytes(buf)
+        }
+    };
+    (word >> (at % 8)) & ((1 << n) - 1)
+}
+
 /// LSB-first bit accumulator; the caller passes the output vector.
 #[derive(Debug, Default)]
 pub(crate) struct BitWriter {
@@ -225,6 +242,18 @@ impl BitWriter {
             out.extend_from_slice(&(self.acc as u32).to_le_bytes());
             self.acc >>= 32;
             self.bits -= 32;
+        }
+    }
+
+    /// Appends bits `from..to` of the LSB-first stream `input` (coded with
+    /// the same code: a merge copies a key's text codes unchanged).
+    #[inline]
+    pub(crate) fn copy_bits(&mut self, out: &mut Vec<u8>, input: &[u8], from: usize, to: usize) {
+        let mut at = from;
+        while at < to {
+            let n = (to - at).min(32) as u32;
+            self.put(out, bits_at(input, at, n), n);
+            at += n as usize;
         }
     }
 
@@ -252,6 +281,30 @@ impl<'a> BitReader<'a> {
             acc: 0,
             bits: 0,
         }
+    }
+
+    /// A reader of `input` from bit `bit` on.
+    pub(crate) fn at(input: &'a [u8], bit: usize) -> Self {
+        let mut r = Self {
+            input,
+            pos: bit / 8,
+            acc: 0,
+            bits: 0,
+        };
+        r.refill();
+        r.consume((bit % 8) as u32);
+        r
+    }
+
+    /// Stream bits consumed so far.
+    #[inline]
+    pub(crate) fn bit_pos(&self) -> usize {
+        self.pos * 8 - self.bits as usize
+    }
+
+    /// The stream this reader reads.
+    pub(crate) fn input(&self) -> &'a [u8] {
+        self.input
     }
 
     #[inline]
@@ -316,6 +369,39 @@ mod tests {
     fn round_trip(data: &[u8], freqs: &[u64]) -> usize {
         let symbols: Vec<u16> = data.iter().map(|&b| u16::from(b)).collect();
         round_trip_symbols(&symbols, freqs)
+    }
+
+    /// A merge copies a key's codes as bits: any bit range of a stream,
+    /// copied at any writer offset, decodes to the same symbols, and a
+    /// reader started at a symbol's bit reads on from there.
+    #[test]
+    fn copied_bit_ranges_decode_to_the_same_symbols() {
+        let data: Vec<u16> = (0..300u16).map(|i| (i * 37 + i / 7) % 256).collect();
+        let freqs: Vec<u64> = (0..256u64).map(|s| (s * 7919) % 97 + 1).collect();
+        let code = Code::from_freqs(&freqs, 8);
+        let enc = code.encoder();
+        let (mut src, mut w, mut starts) = (Vec::new(), BitWriter::default(), Vec::new());
+        for &s in &data {
+            starts.push(src.len() * 8 + w.bits as usize);
+            enc.put(&mut w, &mut src, s);
+        }
+        let end = src.len() * 8 + w.bits as usize;
+        w.finish(&mut src);
+        starts.push(end);
+        for (a, b) in [(0, 300), (3, 4), (17, 250), (299, 300), (120, 120)] {
+            let mut r = BitReader::at(&src, starts[a]);
+            assert_eq!(r.bit_pos(), starts[a]);
+            assert!((a..b).all(|i| code.get(&mut r) == data[i]), "reader at {a}");
+            for lead in [0u16, 5, 31] {
+                let (mut out, mut w) = (Vec::new(), BitWriter::default());
+                (0..lead).for_each(|s| enc.put(&mut w, &mut out, s));
+                w.copy_bits(&mut out, &src, starts[a], starts[b]);
+                w.finish(&mut out);
+                let mut r = BitReader::new(&out);
+                assert!((0..lead).all(|s| code.get(&mut r) == s));
+                assert!((a..b).all(|i| code.get(&mut r) == data[i]), "copy {a}..{b}");
+            }
+        }
     }
 
     #[test]

@@ -42,7 +42,8 @@
 //! [`CompactSet::space_parts`] reports them; docs/BENCHMARKS.md has totals.
 //!
 //! Cost: `insert`/`contains` hash once (xxh3), probe the buffer, probe each
-//! run's filter (one cache line), and for a run whose filter says yes
+//! run's filter (one cache line; `insert_batch` first reads the lines of the
+//! whole batch in a tight loop per run so the misses overlap), and for a run whose filter says yes
 //! (~1% of runs for an absent key, the owning run for a present one) find
 //! the block through the head words (one small array) and up to 16 index
 //! entries, then decode that block up to the key, skipping the text of keys
@@ -52,9 +53,11 @@
 //! up run by run and decodes a block once for all the batch's keys in it
 //! (dup-heavy link streams), then adds the new keys. Inserts also pay the
 //! merges: each key is decoded and re-encoded a few times; re-encoding copies
-//! the key's decoded text symbols (`RunBuilder::push_recoded`), tokenising
-//! again only a letter run that the new lcp cuts. This is still the slow
-//! part: see docs/BENCHMARKS.md.
+//! the key's text codes as bits from the old run (same code generation:
+//! `RunBuilder::push_recoded`), decoding again only the symbols before the
+//! new lcp and tokenising again only a letter run that it cuts; a builder
+//! adds key hashes to its filter 256 at a time (misses overlap). This is
+//! still the slow part: see docs/BENCHMARKS.md.
 
 mod buffer;
 mod dict;
@@ -215,6 +218,7 @@ impl CompactSet {
         let mut wanted: Vec<(u32, u32, u32, usize, usize)> = Vec::new();
         let (mut first, mut firsts) = (Vec::new(), Vec::new());
         for (r, run) in self.runs.iter().enumerate() {
+            run.touch_filter(hashes);
             for (i, key) in keys.iter().enumerate() {
                 if found[i] {
                     continue;

@@ -58,6 +58,20 @@ pub(crate) fn empty_histograms() -> Histograms {
 pub(crate) const BLOCK: usize = 32;
 /// Blocks per index group.
 const GROUP: usize = 16;
+/// Key hashes a builder holds before adding them to the filter at once.
+const PENDING_HASHES: usize = 256;
+
+/// How a key decoded by a [`RunCursor`] was coded in its run: a merge into
+/// a run of the same code generation copies its text codes from here.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Carried<'a> {
+    /// lcp with its predecessor in the run.
+    old: usize,
+    /// The block's coded stream and the bit range in it of the text
+    /// symbols of the suffix `key[old..]`.
+    input: &'a [u8],
+    bits: (usize, usize),
+}
 
 /// What a run's filter and index say about a key.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -184,6 +198,8 @@ pub(crate) struct RunBuilder<'d> {
     prev: Vec<u8>,
     prev_first: Vec<u8>,
     num: Vec<u8>,
+    /// Hashes of pushed keys not yet in the filter (see `BlockFilter::insert_all`).
+    hashes: Vec<u64>,
 }
 
 impl<'d> RunBuilder<'d> {
@@ -211,12 +227,23 @@ impl<'d> RunBuilder<'d> {
             prev,
             prev_first,
             num,
+            hashes: Vec::with_capacity(PENDING_HASHES),
+        }
+    }
+
+    /// Queues `key`'s hash for the filter.
+    #[inline]
+    fn hash_key(&mut self, key: &[u8]) {
+        self.hashes.push(xxh3_64(key));
+        if self.hashes.len() == PENDING_HASHES {
+            self.run.filter.insert_all(&self.hashes);
+            self.hashes.clear();
         }
     }
 
     pub(crate) fn push(&mut self, key: &[u8]) {
         debug_assert!(self.pushed == 0 || self.prev.as_slice() < key);
-        self.run.filter.insert(xxh3_64(key));
+        self.hash_key(key);
         if self.pushed.is_multiple_of(BLOCK) {
             self.start_block(key);
         } else {
@@ -227,20 +254,20 @@ impl<'d> RunBuilder<'d> {
         self.pushed += 1;
     }
 
-    /// Like [`RunBuilder::push`] for a key decoded from another run, where
-    /// it followed a key it shared `from.0` bytes with and its suffix was the
-    /// text symbols `from.1`: its new predecessor (between the two) shares at
-    /// least as much, so the new suffix is a tail of the old one and its
-    /// symbols are re-emitted instead of tokenising the text again.
-    pub(crate) fn push_recoded(&mut self, key: &[u8], from: Option<(usize, &[u16])>) {
+    /// Like [`RunBuilder::push`] for a key decoded from another run (`from`:
+    /// its coding there; `None` codes it afresh), where it followed a key it
+    /// shared `from.old` bytes with: its new predecessor (between the two)
+    /// shares at least as much, so the new suffix is a tail of the old one
+    /// and its codes are copied instead of tokenising and coding it again.
+    pub(crate) fn push_recoded(&mut self, key: &[u8], from: Option<Carried<'_>>) {
         debug_assert!(self.pushed == 0 || self.prev.as_slice() < key);
-        self.run.filter.insert(xxh3_64(key));
+        self.hash_key(key);
         if self.pushed.is_multiple_of(BLOCK) {
             self.start_block(key);
         } else {
             let shared = self.code_lengths(key);
             match from {
-                Some((old, syms)) if old <= shared => self.code_tail(key, shared, old, syms),
+                Some(c) if c.old <= shared => self.code_tail(key, shared, c),
                 _ => self.code_text(&key[shared..]),
             }
         }
@@ -274,15 +301,16 @@ impl<'d> RunBuilder<'d> {
         tokenize(text, &self.tokens, |t| enc.put(bits, out, t));
     }
 
-    /// Codes `key[shared..]` from `syms`, the symbols of `key[old..]`
-    /// (`old <= shared`). A letter run that `shared` cuts is tokenised afresh
-    /// (the cut tail may be a dictionary word: words are learned from
-    /// suffixes cut the same way); symbols from the end of that run on are
-    /// copied, since tokens never cross a letter run's end. A symbol that
-    /// straddles the copy start (only in a corrupt stream) leaves literals.
-    fn code_tail(&mut self, key: &[u8], shared: usize, old: usize, syms: &[u16]) {
+    /// Codes `key[shared..]` from `c`, the coding of `key[c.old..]`
+    /// (`c.old <= shared`). A letter run that `shared` cuts is tokenised
+    /// afresh (the cut tail may be a dictionary word: words are learned from
+    /// suffixes cut the same way); the codes from the end of that run on are
+    /// copied as bits, since tokens never cross a letter run's end and the
+    /// code is the same. A symbol that straddles the copy start (only in a
+    /// corrupt stream) leaves literals.
+    fn code_tail(&mut self, key: &[u8], shared: usize, c: Carried<'_>) {
         let mut from = shared;
-        if shared > old
+        if shared > c.old
             && shared < key.len()
             && is_letter(key[shared - 1])
             && is_letter(key[shared])
@@ -292,22 +320,27 @@ impl<'d> RunBuilder<'d> {
         }
         let (enc, bits, out) = (&self.enc[1], &mut self.bits, &mut self.run.blocks);
         let dict = self.tokens.dict();
-        let mut pos = old;
-        for &t in syms {
+        let mut pos = c.old;
+        // Decode again only the symbols before `from` (none when the lcp is
+        // unchanged), to find the bit where the copy starts.
+        let mut src = BitReader::at(c.input, c.bits.0);
+        while pos < from && src.bit_pos() < c.bits.1 {
+            let t = self.run.codes.text.get(&mut src);
             let len = if t < 256 {
                 1
             } else {
                 dict.word_len(usize::from(t - 256))
             };
-            if pos >= from {
-                enc.put(bits, out, t);
-            } else if pos + len > from {
+            if pos + len > from {
                 let end = (pos + len).min(key.len());
                 key[from..end]
                     .iter()
                     .for_each(|&b| enc.put(bits, out, u16::from(b)));
             }
             pos += len;
+        }
+        if pos >= from {
+            bits.copy_bits(out, c.input, src.bit_pos(), c.bits.1);
         }
     }
 
@@ -326,6 +359,7 @@ impl<'d> RunBuilder<'d> {
 
     pub(crate) fn finish(mut self) -> Run {
         debug_assert_eq!(self.pushed, self.run.len);
+        self.run.filter.insert_all(&self.hashes);
         self.bits.finish(&mut self.run.blocks);
         self.run.block_offs.push(self.run.blocks.len() as u32);
         self.run.blocks.shrink_to_fit();
@@ -428,28 +462,20 @@ impl ByteSource for Coded<'_> {
 }
 
 impl Coded<'_> {
-    /// Like [`ByteSource::next_key`], also recording the suffix's text
-    /// symbols in `syms` (a merge re-emits them instead of re-tokenising).
+    /// Like [`ByteSource::next_key`], also returning the bit range of the
+    /// suffix's text symbols (a merge copies them instead of coding the
+    /// text again); `None` for a key of a corrupt stream (its symbols do
+    /// not spell exactly its suffix, or its lcp exceeds the previous key).
     #[inline]
-    fn next_key_recording(&mut self, cur: &mut Vec<u8>, syms: &mut Vec<u16>) -> usize {
+    fn next_key_spanned(&mut self, cur: &mut Vec<u8>) -> (usize, Option<(usize, usize)>) {
+        let prev_len = cur.len();
         let shared = self.varint();
         let end = shared + self.varint();
         cur.truncate(shared);
-        cur.reserve(end.saturating_sub(shared));
-        syms.clear();
-        while cur.len() < end {
-            let t = self.0.text.get(&mut self.1);
-            match t {
-                0..=255 => cur.push(t as u8),
-                t => match self.2.len() > usize::from(t - 256) {
-                    true => cur.extend_from_slice(self.2.word(usize::from(t - 256))),
-                    // Only a corrupt stream names a missing word; stop there.
-                    false => break,
-                },
-            }
-            syms.push(t);
-        }
-        shared
+        let start = self.1.bit_pos();
+        self.text(cur, end);
+        let clean = cur.len() == end && shared <= prev_len;
+        (shared, clean.then(|| (start, self.1.bit_pos())))
     }
 
     /// Appends text symbols to `cur` until it is `end` bytes long.
@@ -619,6 +645,11 @@ impl Run {
         }
     }
 
+    /// Brings the filter lines of `hashes` into cache (see `BlockFilter::touch`).
+    pub(crate) fn touch_filter(&self, hashes: &[u64]) {
+        self.filter.touch(hashes);
+    }
+
     /// Where `key` (with xxh3 `hash`) could be, without decoding a block.
     pub(crate) fn locate(&self, key: &[u8], hash: u64, first: &mut Vec<u8>) -> Probe {
         if !self.filter.may_contain(hash) {
@@ -723,7 +754,7 @@ impl Run {
             block: None,
             cur: Vec::new(),
             shared: None,
-            syms: Vec::new(),
+            bits: None,
         }
     }
 }
@@ -749,8 +780,8 @@ pub(crate) struct RunCursor<'a> {
     cur: Vec<u8>,
     /// lcp of the current key with its predecessor (`None`: block first key).
     shared: Option<usize>,
-    /// Text symbols of the current key's suffix.
-    syms: Vec<u16>,
+    /// Their bit range in the block (`None`: not to be copied).
+    bits: Option<(usize, usize)>,
 }
 
 impl RunCursor<'_> {
@@ -769,7 +800,8 @@ impl RunCursor<'_> {
             self.block = Some(self.run.block_reader(b, self.dict));
             self.shared = None;
         } else if let Some(src) = self.block.as_mut() {
-            self.shared = Some(src.next_key_recording(&mut self.cur, &mut self.syms));
+            let (shared, bits) = src.next_key_spanned(&mut self.cur);
+            (self.shared, self.bits) = (Some(shared), bits);
         }
         self.next += 1;
         true
@@ -780,11 +812,15 @@ impl RunCursor<'_> {
         &self.cur
     }
 
-    /// How the current key was coded in its run: the lcp with its
-    /// predecessor and its suffix's text symbols (`None` for a block's
-    /// first key, which the index holds as plain bytes).
-    pub(crate) fn coding(&self) -> Option<(usize, &[u16])> {
-        self.shared.map(|s| (s, self.syms.as_slice()))
+    /// How the current key was coded in its run (`None` for a block's
+    /// first key, which the index holds as plain bytes, and for a key of a
+    /// corrupt stream).
+    pub(crate) fn coding(&self) -> Option<Carried<'_>> {
+        Some(Carried {
+            old: self.shared?,
+            input: self.block.as_ref()?.1.input(),
+            bits: self.bits?,
+        })
     }
 }
 
