@@ -5,10 +5,11 @@
 //! for their group commit on a second thread. So the ratio server / baseline
 //! is the cost of the RPC layer, not of a different write pattern.
 //!
-//! `cargo run --release -p mgz-service --example direct_put -- URLS STATE_DIR [CHUNK] [osbuffer] [put-only] [seen=NAME]`
+//! `cargo run --release -p mgz-service --example direct_put -- URLS STATE_DIR [CHUNK] [osbuffer] [put-only|loop-only] [seen=NAME]`
 //! (`osbuffer`: `Durability::OsBuffer`, no fsync, instead of the default group commit;
 //! `seen=NAME`: the seen-set backend, default `fingerprint` like `mgz serve`;
-//! `put-only`: stop after the put).
+//! `put-only`: stop after the put; `loop-only`: no put and no drain, only the
+//! crawler loop on a store already holding the URLs of `URLS`, delay 0).
 //!
 //! Then, on the same store with the crawl delay set to 0 (as the benchmark
 //! does over gRPC), the library side of the two serving figures:
@@ -28,7 +29,8 @@ use mgz_frontier::{
 
 type Waits = std::sync::mpsc::SyncSender<Commit>;
 
-const USAGE: &str = "usage: direct_put URLS STATE_DIR [CHUNK] [osbuffer] [put-only] [seen=NAME]";
+const USAGE: &str =
+    "usage: direct_put URLS STATE_DIR [CHUNK] [osbuffer] [put-only|loop-only] [seen=NAME]";
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -41,12 +43,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .unwrap_or(16_384);
     let mut options = FrontierOptions::default();
     let mut seen = "fingerprint".to_owned();
-    let mut put_only = false;
+    let (mut put_only, mut loop_only) = (false, false);
     for arg in args {
         match arg.strip_prefix("seen=") {
             Some(name) => seen = name.to_owned(),
             None if arg == "osbuffer" => options.durability = Durability::OsBuffer,
             None if arg == "put-only" => put_only = true,
+            None if arg == "loop-only" => loop_only = true,
             None => return Err(format!("unknown argument {arg:?}; {USAGE}").into()),
         }
     }
@@ -63,22 +66,34 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         Ok(())
     });
+    let total = if loop_only {
+        lines.len()
+    } else {
+        let start = Instant::now();
+        let total = put_all(&frontier, &lines, chunk, &tx)?;
+        report("put_discovered", total, start);
+        if put_only {
+            return Ok(());
+        }
+        drain(&frontier)?;
+        total
+    };
     let start = Instant::now();
-    let total = put_all(&frontier, &lines, chunk, &tx)?;
-    report("put_discovered", total, start);
-    if put_only {
-        return Ok(());
-    }
+    let (served, t90) = crawl_loop(&frontier, total, &tx)?;
+    report("crawler loop (get 100/queue + put_known)", served, start);
+    println!("direct crawler loop: 90 % served in {t90:.2} s");
+    drop(tx);
+    waiter.join().map_err(|_| "waiter panicked")??;
+    Ok(())
+}
+
+/// Delay 0, then one `get` with no limits; its 1 s leases have run out on return.
+fn drain(frontier: &Frontier) -> mgz_frontier::Result<()> {
     frontier.set_delay("", None, 0)?;
     let start = Instant::now();
     let drained = frontier.get(&get_params(0, 1))?.len();
     report("drain (get, no limits)", drained, start);
     std::thread::sleep(std::time::Duration::from_millis(1100));
-    let start = Instant::now();
-    let served = crawl_loop(&frontier, total, &tx)?;
-    report("crawler loop (get 100/queue + put_known)", served, start);
-    drop(tx);
-    waiter.join().map_err(|_| "waiter panicked")??;
     Ok(())
 }
 
@@ -119,8 +134,10 @@ fn put_all(
     Ok(total)
 }
 
-/// Serves and completes until `total` URLs were served or 5 s pass idle.
-fn crawl_loop(f: &Frontier, total: usize, tx: &Waits) -> mgz_frontier::Result<usize> {
+/// Serves and completes until `total` URLs were served or 5 s pass idle;
+/// returns the URLs served and the seconds it took to serve 90 % of `total`.
+fn crawl_loop(f: &Frontier, total: usize, tx: &Waits) -> mgz_frontier::Result<(usize, f64)> {
+    let (start, mut t90) = (Instant::now(), f64::NAN);
     let (mut served, mut idle) = (0, Instant::now());
     while served < total && idle.elapsed().as_secs() < 5 {
         let recs = f.get(&get_params(100, 0))?;
@@ -129,16 +146,19 @@ fn crawl_loop(f: &Frontier, total: usize, tx: &Waits) -> mgz_frontier::Result<us
             continue;
         }
         served += recs.len();
+        if t90.is_nan() && served * 10 >= total * 9 {
+            t90 = start.elapsed().as_secs_f64();
+        }
         let done: Vec<KnownItem> = recs.into_iter().map(completed).collect();
         for part in done.chunks(8192) {
             let (_, commit) = f.put_known_nowait(part)?;
             if tx.send(commit).is_err() {
-                return Ok(served);
+                return Ok((served, t90));
             }
         }
         idle = Instant::now(); // idle counts from the end of the completions
     }
-    Ok(served)
+    Ok((served, t90))
 }
 
 fn completed(r: UrlRecord) -> KnownItem {

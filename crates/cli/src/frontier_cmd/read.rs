@@ -55,7 +55,7 @@ pub async fn get(mut client: Client, args: GetArgs) -> anyhow::Result<ExitCode> 
         item: args.crawl.clone().map(get_params::Item::CrawlId),
     };
     let (start, mut served, mut last) = (Instant::now(), 0u64, Instant::now());
-    let (mut calls, mut empty) = (0u64, 0u64);
+    let (mut calls, mut empty, mut backoff) = (0u64, 0u64, Backoff::default());
     // When 90 % of --total was served: separates the steady rate from the
     // tail (the biggest queues, served at most per_queue per round).
     let mut t90 = None;
@@ -97,9 +97,10 @@ pub async fn get(mut client: Client, args: GetArgs) -> anyhow::Result<ExitCode> 
             if last.elapsed() > Duration::from_secs(args.idle_secs) {
                 break;
             }
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            tokio::time::sleep(backoff.next()).await;
         } else {
             last = Instant::now();
+            backoff = Backoff::default();
         }
     }
     out.flush()?;
@@ -116,6 +117,29 @@ pub async fn get(mut client: Client, args: GetArgs) -> anyhow::Result<ExitCode> 
         t90.map_or(String::new(), |t| format!("; 90 % served in {t:.2} s"))
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The wait after an empty answer: 1 ms, doubling up to 20 ms.
+///
+/// With `--complete`, an answer is often empty only because the completions
+/// of the previous one (sent on the PutURLs stream just before) were not yet
+/// written when the next GetURLs was: a short first wait serves those queues
+/// again at once, the doubling keeps an idle frontier from being polled hard.
+#[derive(Debug)]
+struct Backoff(Duration);
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Backoff(Duration::from_millis(1))
+    }
+}
+
+impl Backoff {
+    fn next(&mut self) -> Duration {
+        let wait = self.0;
+        self.0 = (wait * 2).min(Duration::from_millis(20));
+        wait
+    }
 }
 
 type Completer = Option<tokio::task::JoinHandle<anyhow::Result<u64>>>;
@@ -343,4 +367,16 @@ async fn stream_urls(
         n += 1;
     }
     Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_from_1_ms_up_to_20_ms() {
+        let mut b = Backoff::default();
+        let waits: Vec<u64> = (0..7).map(|_| b.next().as_millis() as u64).collect();
+        assert_eq!(waits, [1, 2, 4, 8, 16, 20, 20]);
+    }
 }
