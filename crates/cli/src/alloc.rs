@@ -107,7 +107,7 @@ pub const ARENAS: i32 = 2;
 pub fn limit_arenas() {
     #[cfg(target_env = "gnu")]
     {
-        let fixed = std::env::var_os("MGZ_MALLOC").is_none_or(|v| v != "default");
+        let fixed = tuned();
         // SAFETY: `mallopt` only sets allocator parameters; these take any
         // positive value and are safe to set at any time.
         unsafe {
@@ -118,6 +118,12 @@ pub fn limit_arenas() {
             }
         }
     }
+}
+
+/// Whether the crawl's allocator tuning is on: fixed thresholds here and
+/// the periodic [`trim`]; `MGZ_MALLOC=default` turns both off.
+pub fn tuned() -> bool {
+    std::env::var_os("MGZ_MALLOC").is_none_or(|v| v != "default")
 }
 
 /// Blocks from this size up get their own mapping (glibc's initial default,

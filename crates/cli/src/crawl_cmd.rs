@@ -228,7 +228,7 @@ pub fn housekeeping_gap(cost: Duration) -> Duration {
 /// Rounds of housekeeping: trim the heap (unless `MGZ_MALLOC=default` keeps
 /// glibc's behaviour) and release the code pages again.
 async fn housekeeping() {
-    let trim = std::env::var_os("MGZ_MALLOC").is_none_or(|v| v != "default");
+    let trim = crate::alloc::tuned();
     let mut gap = HOUSEKEEPING_EVERY;
     loop {
         tokio::time::sleep(gap).await;
@@ -299,17 +299,25 @@ fn dump_smaps() {
         return;
     };
     let read = |p| std::fs::read_to_string(p).unwrap_or_default();
-    // SAFETY: mallinfo2 only reads glibc's arena statistics.
-    let mi = unsafe { libc::mallinfo2() };
-    let text = read("/proc/self/smaps")
-        + &read("/proc/self/status")
-        + &format!(
-            "mallinfo2 arena={} mmap={} in_use={} free={} top_pad={}\n",
-            mi.arena, mi.hblkhd, mi.uordblks, mi.fordblks, mi.keepcost
-        );
+    let text = read("/proc/self/smaps") + &read("/proc/self/status") + &malloc_stats();
     if let Err(e) = std::fs::write(&path, text) {
         eprintln!("mgz crawl: MGZ_DEBUG_RSS: {e}");
     }
+}
+
+/// glibc's arena statistics as one line (empty on other C libraries).
+fn malloc_stats() -> String {
+    #[cfg(target_env = "gnu")]
+    {
+        // SAFETY: mallinfo2 only reads glibc's arena statistics.
+        let mi = unsafe { libc::mallinfo2() };
+        format!(
+            "mallinfo2 arena={} mmap={} in_use={} free={} top_pad={}\n",
+            mi.arena, mi.hblkhd, mi.uordblks, mi.fordblks, mi.keepcost
+        )
+    }
+    #[cfg(not(target_env = "gnu"))]
+    String::new()
 }
 
 /// Runs `mgz crawl`.

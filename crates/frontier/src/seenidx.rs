@@ -139,12 +139,11 @@ fn apply(store: &Store, table: &mut Table, r: &Replay) -> Result<()> {
 fn parts(table: &Table) -> Option<Vec<CrawlPart<'_>>> {
     let mut parts = Vec::with_capacity(table.crawls.len());
     for (&id, c) in &table.crawls {
-        c.seen.snapshot_len()?;
         parts.push(CrawlPart {
             id,
             dirty: c.dirty,
             backend: c.seen.name(),
-            body: Body::Set(&*c.seen),
+            body: Body::set(&*c.seen)?,
         });
     }
     parts.sort_by_key(|c| c.id);

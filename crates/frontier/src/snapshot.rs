@@ -80,23 +80,38 @@ pub enum Body<'a> {
     #[cfg_attr(not(test), allow(dead_code))]
     Bytes(&'a [u8]),
     /// A live set, streamed by `SeenSet::write_snapshot`: no copy of it is
-    /// made (at 10M URLs that copy was 48 MB of peak RSS).
-    Set(&'a dyn SeenSet),
+    /// made (at 10M URLs that copy was 48 MB of peak RSS). `len` is what it
+    /// announced ([`Body::set`]), asked once: for some backends (`compact`)
+    /// computing it is a pass over the whole set.
+    Set {
+        /// The set.
+        set: &'a dyn SeenSet,
+        /// Bytes it announced.
+        len: u64,
+    },
 }
 
-impl Body<'_> {
-    /// Length of the bytes; `None` when the set has no snapshot form.
-    pub fn len(&self) -> Option<u64> {
+impl<'a> Body<'a> {
+    /// The body of a live set; `None` when it has no snapshot form.
+    pub fn set(set: &'a dyn SeenSet) -> Option<Body<'a>> {
+        Some(Body::Set {
+            set,
+            len: set.snapshot_len()?,
+        })
+    }
+
+    /// Length of the bytes.
+    pub fn len(&self) -> u64 {
         match self {
-            Body::Bytes(b) => Some(b.len() as u64),
-            Body::Set(s) => s.snapshot_len(),
+            Body::Bytes(b) => b.len() as u64,
+            Body::Set { len, .. } => *len,
         }
     }
 
     fn write(&self, w: &mut dyn Write) -> std::io::Result<()> {
         match self {
             Body::Bytes(b) => w.write_all(b),
-            Body::Set(s) => match s.write_snapshot(w)? {
+            Body::Set { set, .. } => match set.write_snapshot(w)? {
                 true => Ok(()),
                 false => Err(std::io::Error::other("the set has no snapshot form")),
             },
@@ -143,10 +158,7 @@ pub fn encode_parts(
     s.write_all(&(parts.len() as u32).to_le_bytes())?;
     for c in parts {
         let name = &c.backend.as_bytes()[..c.backend.len().min(255)];
-        let len = c
-            .body
-            .len()
-            .ok_or_else(|| std::io::Error::other(format!("{} has no snapshot form", c.backend)))?;
+        let len = c.body.len();
         s.write_all(&c.id.to_le_bytes())?;
         s.write_all(&[u8::from(c.dirty), name.len() as u8])?;
         s.write_all(name)?;
@@ -443,7 +455,9 @@ mod tests {
             backend: sets[i].name(),
             body,
         };
-        let live: Vec<_> = (0..3).map(|i| part(i, Body::Set(&*sets[i]))).collect();
+        let live: Vec<_> = (0..3)
+            .map(|i| part(i, Body::set(&*sets[i]).unwrap()))
+            .collect();
         let held: Vec<_> = (0..3).map(|i| part(i, Body::Bytes(&copies[i]))).collect();
         let (mut a, mut b) = (Vec::new(), Vec::new());
         encode_parts(&mut a, 7, &live).unwrap();
@@ -496,13 +510,13 @@ mod tests {
             id: 0,
             dirty: false,
             backend: "hash",
-            body: Body::Set(&liar),
+            body: Body::set(&liar).unwrap(),
         }];
         let err = stream(dir.path(), 9, &parts).unwrap_err();
         assert!(err.to_string().contains("announced"), "{err}");
         let honest = filled("hash");
         let parts = [CrawlPart {
-            body: Body::Set(&*honest),
+            body: Body::set(&*honest).unwrap(),
             ..parts[0]
         }];
         drop(stream(dir.path(), 9, &parts).unwrap()); // never published
