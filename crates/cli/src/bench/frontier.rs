@@ -56,6 +56,10 @@ pub struct FrontierArgs {
     /// process the benchmark starts).
     #[arg(long, hide = true)]
     baseline_only: bool,
+    /// Skip the bare-fjall baseline (at 100M URLs it takes as long as the
+    /// run itself); the put ratio against it is then not printed.
+    #[arg(long)]
+    no_baseline: bool,
 }
 
 /// Frontier options of the run: the chosen seen backend, defaults otherwise.
@@ -90,7 +94,11 @@ pub fn run(a: FrontierArgs) -> anyhow::Result<ExitCode> {
     let tmp = tempfile_dir(&a)?;
     let dir = a.dir.clone().unwrap_or_else(|| tmp.clone());
     let f = Frontier::open(&dir, options(&a)?).context("opening the frontier")?;
-    let baseline = super::baseline::in_child(&dir.join("baseline"), a.urls, a.hosts)?;
+    let baseline = if a.no_baseline {
+        f64::NAN
+    } else {
+        super::baseline::in_child(&dir.join("baseline"), a.urls, a.hosts)?
+    };
     let baseline_cpu = children_cpu_s();
     phase_memory("open");
     let cpu1 = cpu_s();
