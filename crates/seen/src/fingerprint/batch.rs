@@ -15,7 +15,7 @@
 //! the same batch) that skips most Elias–Fano probes for one probe of an
 //! 8 KiB table per key.
 //!
-//! "Added earlier" is a small open-addressing table of the active
+//! "Added earlier" is a small `FpTable` (see `buffer`) of the active
 //! generation's fingerprints (2 u64 slots per key of the batch not found in
 //! the set, at most ~16 KiB for 1,024 keys, freed after the batch) when no generation can open during the batch, which
 //! is all but a handful of batches in a set's life. Otherwise (the active
@@ -24,12 +24,30 @@
 //! equal those of `insert` one key at a time, false positives included.
 
 use std::collections::HashSet;
-use std::hash::BuildHasherDefault;
+use std::hash::{BuildHasherDefault, Hasher};
 
 use xxhash_rust::xxh3::xxh3_64;
 
 use super::FingerprintSet;
-use super::buffer::PassThrough;
+use super::buffer::FpTable;
+
+/// Fingerprints are already uniform, so the table uses them as hashes.
+#[derive(Default)]
+struct PassThrough(u64);
+
+impl Hasher for PassThrough {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
+}
 
 impl FingerprintSet {
     pub(super) fn insert_hashes(&mut self, keys: &[&[u8]], out: &mut Vec<bool>) {
@@ -69,7 +87,7 @@ impl FingerprintSet {
         out: &mut Vec<bool>,
     ) {
         // Sized for the keys that may be new, not the whole batch.
-        let mut added = FpTable::for_batch(known.iter().filter(|&&was| !was).count());
+        let mut added = FpTable::with_slots(2 * known.iter().filter(|&&was| !was).count());
         let gen_ = self.gens.last_mut().expect("a set always has a generation");
         let mut fresh_fps = Vec::with_capacity(known.len());
         for &u in &batch.of {
@@ -142,40 +160,6 @@ impl Distinct {
     }
 }
 
-/// Set of fingerprints (< 2^63, stored + 1 so 0 marks an empty slot) with
-/// linear probing, at most half full.
-struct FpTable {
-    slots: Vec<u64>,
-    shift: u32,
-}
-
-impl FpTable {
-    fn for_batch(n: usize) -> Self {
-        let size = (2 * n).next_power_of_two().max(2);
-        Self {
-            slots: vec![0; size],
-            shift: 64 - size.trailing_zeros(),
-        }
-    }
-
-    /// Adds `fp`; `false` when it was already there.
-    fn insert(&mut self, fp: u64) -> bool {
-        let want = fp + 1;
-        let mask = self.slots.len() - 1;
-        let mut i = (want.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> self.shift) as usize;
-        loop {
-            match self.slots[i] {
-                0 => {
-                    self.slots[i] = want;
-                    return true;
-                }
-                v if v == want => return false,
-                _ => i = (i + 1) & mask,
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -188,16 +172,5 @@ mod tests {
         assert_eq!(d.of, vec![0, 1, 2, 0, 1, 3, 2, 0]);
         let none = Distinct::of(std::iter::empty());
         assert!(none.hashes.is_empty() && none.of.is_empty());
-    }
-
-    #[test]
-    fn fp_table_is_a_set() {
-        let mut t = FpTable::for_batch(100);
-        for v in 0..100u64 {
-            assert!(t.insert(v * 7));
-        }
-        assert!((0..100u64).all(|v| !t.insert(v * 7)));
-        assert!(t.insert(1));
-        assert!(t.insert((1 << 63) - 1));
     }
 }

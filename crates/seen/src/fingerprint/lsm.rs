@@ -2,7 +2,7 @@
 //! Elias–Fano runs, all fingerprints drawn from one universe `U`.
 //!
 //! ```text
-//! buffer : FpBuffer (~capacity / 1024 fingerprints, 64 to 14,336, see `fitting_cap`; sorted Vec when small)
+//! buffer : FpBuffer (capacity / 1024 fingerprints, 64 to 16,384; sorted Vec when small)
 //! runs   : [ run 0 (oldest, largest) ][ run 1 ] ... [ run k (newest) ]
 //!          invariant: runs[i].len() >= RATIO * (runs[i+1].len() + ... + runs[k].len())
 //! ```
@@ -25,17 +25,11 @@
 //! the buffer (64 slots below 64K keys, where bytes per key leave no room
 //! for more). One key at a time, a merge follows every `buffer_cap` keys.
 
-use super::buffer::{FpBuffer, fitting_cap};
+use super::buffer::FpBuffer;
 use super::ef::{EfBuilder, EliasFano, MAX_LEN};
 
 /// Largest buffer, in fingerprints.
 pub(crate) const MAX_BUFFER: usize = 16_384;
-
-/// The buffer size before session 7 (`capacity / 1024`, not rounded to a
-/// table's fill, see [`fitting_cap`]): snapshots may hold that many.
-fn legacy_buffer_cap(capacity: usize) -> usize {
-    (capacity / 1024).clamp(64, MAX_BUFFER)
-}
 
 /// How much bigger each run is than all newer runs together.
 pub(crate) const RATIO: usize = 16;
@@ -55,7 +49,7 @@ impl Generation {
     /// An empty generation holding up to `capacity` fingerprints below `universe`.
     pub(crate) fn new(universe: u64, capacity: usize) -> Self {
         // ~1/1024 of the capacity: the buffer costs ~0.15 bit per value.
-        let buffer_cap = fitting_cap(legacy_buffer_cap(capacity));
+        let buffer_cap = (capacity / 1024).clamp(64, MAX_BUFFER);
         Self {
             universe,
             capacity,
@@ -195,26 +189,19 @@ impl Generation {
     }
 
     /// Refills this empty generation with `buffer` (strictly increasing,
-    /// below the universe, fewer than the buffer's cap, or than the cap
-    /// before session 7 for older snapshots) and `runs`. A buffer at or past
-    /// today's cap is frozen into a run at once. `None` when they do not
-    /// fit; the runs' own checks are the caller's.
+    /// below the universe, fewer than the buffer's cap) and `runs`.
+    /// `None` when they do not fit; the runs' own checks are the caller's.
     pub(crate) fn refill(&mut self, buffer: &[u64], runs: Vec<EliasFano>) -> Option<()> {
         let sorted = buffer.windows(2).all(|w| w[0] < w[1]);
         let below = buffer.last().is_none_or(|&v| v < self.universe);
-        let most = self.buffer_cap.max(legacy_buffer_cap(self.capacity));
-        if !sorted || !below || buffer.len() >= most || self.len > 0 {
+        if !sorted || !below || buffer.len() >= self.buffer_cap || self.len > 0 {
             return None;
         }
+        buffer
+            .iter()
+            .for_each(|&fp| self.buffer.insert(fp, self.buffer_cap));
         self.len = buffer.len() + runs.iter().map(EliasFano::len).sum::<usize>();
         self.runs = runs;
-        if buffer.len() >= self.buffer_cap {
-            self.freeze(buffer.to_vec());
-        } else {
-            buffer
-                .iter()
-                .for_each(|&fp| self.buffer.insert(fp, self.buffer_cap));
-        }
         Some(())
     }
 
@@ -268,23 +255,6 @@ fn merge(runs: &[EliasFano], mut fps: Vec<u64>, universe: u64) -> EliasFano {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn refill_takes_a_pre_session_7_buffer_and_freezes_it() {
-        // capacity / 1024 = 600 slots before; 448 now (`fitting_cap`).
-        let mut g = Generation::new(1 << 40, 614_400);
-        assert_eq!((g.buffer_cap, legacy_buffer_cap(614_400)), (448, 600));
-        let values: Vec<u64> = (1..=599u64).map(|i| i * 1_000_003).collect();
-        assert!(g.refill(&values, Vec::new()).is_some());
-        assert_eq!((g.buffered(), g.run_lens(), g.len()), (0, vec![599], 599));
-        assert!(values.iter().all(|&v| g.contains(v)));
-        let mut full = Generation::new(1 << 40, 614_400);
-        let too_many: Vec<u64> = (1..=600u64).collect();
-        assert!(full.refill(&too_many, Vec::new()).is_none());
-        let mut small = Generation::new(1 << 40, 614_400);
-        assert!(small.refill(&values[..100], Vec::new()).is_some());
-        assert_eq!((small.buffered(), small.len()), (100, 100));
-    }
 
     #[test]
     fn runs_keep_the_ratio_invariant_and_every_value() {
