@@ -13,7 +13,9 @@
 //! fingerprint in every generation) is looked up once: on repeat-heavy link
 //! lists (the PostgreSQL hrefs: ~63 % of a 1,024-key batch repeats a key of
 //! the same batch) that skips most Elias–Fano probes for one probe of an
-//! 8 KiB table per key.
+//! 8 KiB table per key. A batch that repeats under 1/8 of its keys turns
+//! this off (it costs ~15 ns a key where nothing repeats, e.g. the
+//! Wikipedia list) until one of every 16 batches finds repeats again.
 //!
 //! "Added earlier" is a small `FpTable` (see `buffer`) of the active
 //! generation's fingerprints (2 u64 slots per key of the batch not found in
@@ -51,7 +53,17 @@ impl Hasher for PassThrough {
 
 impl FingerprintSet {
     pub(super) fn insert_hashes(&mut self, keys: &[&[u8]], out: &mut Vec<bool>) {
-        let batch = Distinct::of(keys.iter().map(|k| xxh3_64(k)));
+        let hashes = keys.iter().map(|k| xxh3_64(k));
+        let probe = self.batches.is_multiple_of(DEDUP_PROBE_EVERY);
+        let batch = if self.dedup_batches || probe {
+            let batch = Distinct::of(hashes);
+            // Worth it again only while batches repeat >= 1/8 of their keys.
+            self.dedup_batches = batch.hashes.len() * 8 <= keys.len() * 7;
+            batch
+        } else {
+            Distinct::each(hashes)
+        };
+        self.batches = self.batches.wrapping_add(1);
         let known = self.known(&batch.hashes);
         out.clear();
         let last = self.gens.len() - 1;
@@ -125,6 +137,9 @@ impl FingerprintSet {
     }
 }
 
+/// Batches without in-batch deduplication between two that try it again.
+const DEDUP_PROBE_EVERY: u32 = 16;
+
 /// The distinct hashes of a batch, in first-seen order, and for each key
 /// the index of its hash among them (an open-addressing table of `u32`
 /// indices, at most half full, freed after the batch).
@@ -134,6 +149,14 @@ struct Distinct {
 }
 
 impl Distinct {
+    /// Every hash its own entry (no table): for batches that repeat little.
+    /// Repeats are then caught by the `added` fingerprints, as before.
+    fn each(all: impl ExactSizeIterator<Item = u64>) -> Self {
+        let hashes: Vec<u64> = all.collect();
+        let of = (0..hashes.len() as u32).collect();
+        Self { hashes, of }
+    }
+
     fn of(all: impl ExactSizeIterator<Item = u64>) -> Self {
         let size = (2 * all.len()).next_power_of_two().max(2);
         let (mask, shift) = (size - 1, 64 - size.trailing_zeros());

@@ -91,6 +91,10 @@ pub struct FingerprintSet {
     saturated: bool,
     /// Smallest buffer of every generation (0: the default, capacity / 1024).
     min_buffer: usize,
+    /// Whether `insert_batch` looks each distinct hash up once (see `batch`).
+    dedup_batches: bool,
+    /// `insert_batch` calls so far (wrapping), to retry deduplication.
+    batches: u32,
 }
 
 impl FingerprintSet {
@@ -115,6 +119,8 @@ impl FingerprintSet {
             len: 0,
             saturated: false,
             min_buffer: 0,
+            dedup_batches: true,
+            batches: 0,
         })
     }
 
