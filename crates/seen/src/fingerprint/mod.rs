@@ -44,7 +44,8 @@
 //! `ef/hw.rs`); inserts also pay merging: a run is rewritten whenever the
 //! newer runs reach 1/16 of it, as bit-range copies (`ef/merge.rs`, ~0.6
 //! word copies per value) plus one decode and rank per value of the smaller
-//! side. `insert_batch` checks a whole batch against the runs in stages so
+//! side. `insert_batch` looks each distinct hash of a batch up once (repeats
+//! inside a batch skip the runs, see `batch`) and checks the batch against the runs in stages so
 //! the big runs' cache misses overlap (`EliasFano::contains_many`), then
 //! hands the batch's new fingerprints to the generation together: at most
 //! one merge per batch (`Generation::push_batch`).
