@@ -44,7 +44,8 @@
 //! `ef/hw.rs`); inserts also pay merging: a run is rewritten whenever the
 //! newer runs reach 1/16 of it, as bit-range copies (`ef/merge.rs`, ~0.6
 //! word copies per value) plus one decode and rank per value of the smaller
-//! side. `insert_batch` checks a whole batch against the runs in stages so
+//! side. `insert_batch` looks each distinct hash of a batch up once (repeats
+//! inside a batch skip the runs, see `batch`) and checks the batch against the runs in stages so
 //! the big runs' cache misses overlap (`EliasFano::contains_many`), then
 //! hands the batch's new fingerprints to the generation together: at most
 //! one merge per batch (`Generation::push_batch`).
@@ -91,6 +92,10 @@ pub struct FingerprintSet {
     saturated: bool,
     /// Smallest buffer of every generation (0: the default, capacity / 1024).
     min_buffer: usize,
+    /// Whether `insert_batch` looks each distinct hash up once (see `batch`).
+    dedup_batches: bool,
+    /// `insert_batch` calls so far (wrapping), to retry deduplication.
+    batches: u32,
 }
 
 impl FingerprintSet {
@@ -115,6 +120,8 @@ impl FingerprintSet {
             len: 0,
             saturated: false,
             min_buffer: 0,
+            dedup_batches: true,
+            batches: 0,
         })
     }
 

@@ -115,6 +115,32 @@ fn insert_batch_answers_like_one_insert_at_a_time() {
 }
 
 #[test]
+fn repeats_inside_one_batch_answer_like_one_insert_at_a_time() {
+    // Each key comes back within the same batch (the batch looks it up once,
+    // `batch::Distinct`); ε = 2^-8 with 3,000 keys gives fingerprint
+    // collisions between different keys of one batch, which must still
+    // answer like sequential inserts (the second such key is a false positive).
+    let eps = 1.0 / 256.0;
+    let keys: Vec<Vec<u8>> = (0..20_000u64)
+        .map(|i| key((i * 7 + i / 5) % 3_000))
+        .collect();
+    for capacity in [3_000, 100_000] {
+        let mut single = FingerprintSet::new(capacity, eps).unwrap();
+        let want: Vec<bool> = keys.iter().map(|k| single.insert(k)).collect();
+        let mut batched = FingerprintSet::new(capacity, eps).unwrap();
+        let (mut got, mut out) = (Vec::new(), Vec::new());
+        for chunk in keys.chunks(1024) {
+            let refs: Vec<&[u8]> = chunk.iter().map(Vec::as_slice).collect();
+            batched.insert_batch(&refs, &mut out);
+            got.extend_from_slice(&out);
+        }
+        assert!(single.len() < 3_000, "some false positives expected");
+        assert_eq!(got, want);
+        assert_eq!(batched.len(), single.len());
+    }
+}
+
+#[test]
 fn generation_universe_respects_the_quantised_bound() {
     for cap in [1usize, 7, 1000, 10_000_000, 120_000_000] {
         let eps = DEFAULT_EPSILON * (1.0 - GROWTH_SHARE);
