@@ -106,7 +106,11 @@ pub fn run(a: FrontierArgs) -> anyhow::Result<ExitCode> {
     let put_cpu = cpu_s() - cpu1;
     eprintln!(
         "CPU seconds (all threads): baseline child {baseline_cpu:.1}, put phase {put_cpu:.1} ({:.2} x baseline)",
-        put_cpu / baseline_cpu.max(1e-9)
+        if a.no_baseline {
+            f64::NAN
+        } else {
+            put_cpu / baseline_cpu.max(1e-9)
+        }
     );
     phase_memory(&format!("put phase {put_s:.1} s"));
     let stored = f.stats("", None).size;
