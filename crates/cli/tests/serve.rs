@@ -108,6 +108,31 @@ fn sigkill_after_acks_loses_nothing_and_sigterm_flushes() {
 }
 
 #[test]
+fn concurrent_put_streams_keep_each_url_in_file_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("urls.txt");
+    // 500 distinct URLs, each sent three times: every copy takes its URL's
+    // stream, so the first is OK and the repeats SKIPPED, on any stream count.
+    let urls: String = (0..1500)
+        .map(|i| format!("http://h{}.example/{}\n", i % 500 % 7, i % 500))
+        .collect();
+    std::fs::write(&input, urls).unwrap();
+    let served = serve(&dir.path().join("state"), &[]);
+    let path = input.to_str().unwrap();
+    let (ok, out, err) = mgz(&served, &["put", "--streams", "3", "--batch", "16", path]);
+    assert!(ok, "{out}{err}");
+    assert!(
+        out.contains("acked 1500 ok 500 skipped 1000 failed 0"),
+        "{out}"
+    );
+    assert_eq!(stats_size(&served), 500);
+    let (ok, out, err) = mgz(&served, &["put", "--streams", "1", path]);
+    assert!(ok && out.contains("ok 0 skipped 1500"), "{out}{err}");
+    let (ok, _, err) = mgz(&served, &["put", "--streams", "0", path]);
+    assert!(!ok && err.contains("streams"), "{err}");
+}
+
+#[test]
 fn bearer_token_is_enforced_end_to_end() {
     let dir = tempfile::tempdir().unwrap();
     let served = serve(&dir.path().join("s"), &["--token", "hunter2"]);

@@ -4,8 +4,16 @@
 //! text lines, PutURLs items otherwise) and feeds a bounded channel; the gRPC
 //! stream sends them while the acks are counted as they come back, so reading,
 //! sending and storing overlap.
+//!
+//! With `--streams N` (default 2) the file goes out on N concurrent streams of
+//! each kind, every URL on the stream its hash picks: the server writes one
+//! chunk per stream at a time, so two streams let one chunk be canonicalised
+//! while the other holds the store's lock (2 cores). A URL always takes the same
+//! stream, so repeats of one URL still reach the store in file order (the first
+//! discovered copy is `OK`, later ones `SKIPPED`; the last known copy wins).
 
 use std::fs::File;
+use std::hash::{BuildHasher as _, BuildHasherDefault, DefaultHasher};
 use std::io::{BufRead as _, BufReader, Read};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -37,13 +45,11 @@ pub struct PutArgs {
     /// Crawl ID for text lines (JSONL items carry their own).
     #[arg(long, default_value = "")]
     crawl: String,
+    /// Concurrent streams of each kind; a URL's hash picks its stream.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=64))]
+    streams: u16,
     /// Input file; `-` reads standard input. Lines starting with `{` are JSON URLItems.
     file: PathBuf,
-}
-
-enum Msg {
-    Batch(DiscoveredBatch),
-    Item(UrlItem),
 }
 
 #[derive(Default, Debug)]
@@ -64,7 +70,7 @@ impl Tally {
 }
 
 /// Sends the file and prints `sent ok skipped failed seconds urls_per_s`.
-pub async fn run(mut client: Client, args: PutArgs) -> anyhow::Result<ExitCode> {
+pub async fn run(client: Client, args: PutArgs) -> anyhow::Result<ExitCode> {
     let start = Instant::now();
     let input: Box<dyn Read + Send> = if args.file.as_os_str() == "-" {
         Box::new(std::io::stdin())
@@ -73,21 +79,33 @@ pub async fn run(mut client: Client, args: PutArgs) -> anyhow::Result<ExitCode> 
             File::open(&args.file).with_context(|| format!("opening {}", args.file.display()))?,
         )
     };
-    let (batch_tx, batch_rx) = mpsc::channel::<DiscoveredBatch>(64);
-    let (item_tx, item_rx) = mpsc::channel::<UrlItem>(4096);
-    let reader = std::thread::spawn(move || read_input(input, &args, &batch_tx, &item_tx));
-    let mut items_client = client.clone();
-    let batches = client.put_discovered(ReceiverStream::new(batch_rx));
-    let items = items_client.put_ur_ls(ReceiverStream::new(item_rx));
-    let (batch_acks, item_acks) = tokio::join!(count_batches(batches), count_items(items));
+    let n = usize::from(args.streams);
+    let (mut batch_txs, mut item_txs) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    let mut calls = Vec::with_capacity(2 * n);
+    for _ in 0..n {
+        let (batch_tx, batch_rx) = mpsc::channel::<DiscoveredBatch>(64 / n + 1);
+        let (item_tx, item_rx) = mpsc::channel::<UrlItem>(4096 / n + 1);
+        batch_txs.push(batch_tx);
+        item_txs.push(item_tx);
+        let (mut c1, mut c2) = (client.clone(), client.clone());
+        calls.push(tokio::spawn(async move {
+            count_batches(c1.put_discovered(ReceiverStream::new(batch_rx))).await
+        }));
+        calls.push(tokio::spawn(async move {
+            count_items(c2.put_ur_ls(ReceiverStream::new(item_rx))).await
+        }));
+    }
+    let reader = std::thread::spawn(move || read_input(input, &args, &batch_txs, &item_txs));
+    let mut tally = Tally::default();
+    for call in calls {
+        let t = call.await.context("ack counter task")??;
+        tally.ok += t.ok;
+        tally.skipped += t.skipped;
+        tally.failed += t.failed;
+    }
     let lines = reader
         .join()
         .map_err(|_| anyhow::anyhow!("reader thread panicked"))??;
-    let mut tally = batch_acks?;
-    let t2 = item_acks?;
-    tally.ok += t2.ok;
-    tally.skipped += t2.skipped;
-    tally.failed += t2.failed;
     let secs = start.elapsed().as_secs_f64();
     let acked = tally.ok + tally.skipped + tally.failed;
     println!(
@@ -136,26 +154,57 @@ async fn count_items(
     Ok(tally)
 }
 
-/// Parses every line and sends it; returns how many URLs were sent.
+/// The stream a URL goes on: the same one for every copy of the URL.
+fn stream_of(url: &str, streams: usize) -> usize {
+    let hash = BuildHasherDefault::<DefaultHasher>::default().hash_one(url);
+    (hash % streams as u64) as usize
+}
+
+/// The URL a JSONL item carries (empty when it has none).
+fn item_url(item: &UrlItem) -> &str {
+    let info = match &item.item {
+        Some(url_item::Item::Discovered(d)) => d.info.as_ref(),
+        Some(url_item::Item::Known(k)) => k.info.as_ref(),
+        None => None,
+    };
+    info.map_or("", |i| i.url.as_str())
+}
+
+/// Parses every line and sends it on its URL's stream; returns how many URLs
+/// were sent.
 fn read_input(
     input: Box<dyn Read + Send>,
     args: &PutArgs,
-    batch_tx: &mpsc::Sender<DiscoveredBatch>,
-    item_tx: &mpsc::Sender<UrlItem>,
+    batch_txs: &[mpsc::Sender<DiscoveredBatch>],
+    item_txs: &[mpsc::Sender<UrlItem>],
 ) -> anyhow::Result<u64> {
-    let mut pending: Vec<UrlInfo> = Vec::with_capacity(args.batch);
+    let n = batch_txs.len();
+    let cap = args.batch.max(1);
+    let mut pending: Vec<Vec<UrlInfo>> = (0..n).map(|_| Vec::with_capacity(cap)).collect();
     let (mut sent, mut batches) = (0u64, 0u64);
-    let send = |m: Msg| -> anyhow::Result<()> {
-        let ok = match m {
-            Msg::Batch(b) => batch_tx.blocking_send(b).is_ok(),
-            Msg::Item(i) => item_tx.blocking_send(i).is_ok(),
+    let send_item = |item: UrlItem| -> anyhow::Result<()> {
+        let tx = &item_txs[stream_of(item_url(&item), n)];
+        anyhow::ensure!(
+            tx.blocking_send(item).is_ok(),
+            "the server closed the stream early"
+        );
+        Ok(())
+    };
+    let mut send_batch = |s: usize, items: Vec<UrlInfo>| -> anyhow::Result<()> {
+        batches += 1;
+        let batch = DiscoveredBatch {
+            id: batches.to_string(),
+            items,
         };
-        anyhow::ensure!(ok, "the server closed the stream early");
+        anyhow::ensure!(
+            batch_txs[s].blocking_send(batch).is_ok(),
+            "the server closed the stream early"
+        );
         Ok(())
     };
     let mut reader = BufReader::with_capacity(1 << 20, input);
     let mut buf = String::with_capacity(256);
-    for n in 1u64.. {
+    for n_line in 1u64.. {
         // One reused line buffer: the only allocation per URL is its own string.
         buf.clear();
         if reader.read_line(&mut buf).context("reading input")? == 0 {
@@ -167,8 +216,9 @@ fn read_input(
         }
         sent += 1;
         if line.starts_with('{') {
-            let item = mgz_service::json::from_line(line).with_context(|| format!("line {n}"))?;
-            send(Msg::Item(item))?;
+            let item =
+                mgz_service::json::from_line(line).with_context(|| format!("line {n_line}"))?;
+            send_item(item)?;
             continue;
         }
         let info = UrlInfo {
@@ -181,30 +231,25 @@ fn read_input(
                 info: Some(info),
                 refetchable_from_date: 0,
             };
-            let item = UrlItem {
+            send_item(UrlItem {
                 item: Some(url_item::Item::Known(known)),
                 ..UrlItem::default()
-            };
-            send(Msg::Item(item))?;
+            })?;
         } else if args.put_urls {
-            send(Msg::Item(mgz_service::convert::discovered(info)))?;
+            send_item(mgz_service::convert::discovered(info))?;
         } else {
-            pending.push(info);
-            if pending.len() >= args.batch.max(1) {
-                batches += 1;
-                let items = std::mem::replace(&mut pending, Vec::with_capacity(args.batch));
-                send(Msg::Batch(DiscoveredBatch {
-                    id: batches.to_string(),
-                    items,
-                }))?;
+            let s = stream_of(&info.url, n);
+            pending[s].push(info);
+            if pending[s].len() >= cap {
+                let items = std::mem::replace(&mut pending[s], Vec::with_capacity(cap));
+                send_batch(s, items)?;
             }
         }
     }
-    if !pending.is_empty() {
-        send(Msg::Batch(DiscoveredBatch {
-            id: (batches + 1).to_string(),
-            items: pending,
-        }))?;
+    for (s, items) in pending.into_iter().enumerate() {
+        if !items.is_empty() {
+            send_batch(s, items)?;
+        }
     }
     let _ = args.discovered; // the default; accepted for explicitness
     Ok(sent)
