@@ -5,6 +5,7 @@
 # measured is the server's, not politeness):
 #   server 1: PutDiscovered, batches of 256 (mgz frontier put), then GetURLs draining everything
 #             due with no per-queue cap (mgz frontier get --per-queue 0); peak RSS (/usr/bin/time -v)
+#   server 1b: PutDiscovered as server 1 on two concurrent streams (mgz frontier put --streams 2)
 #   server 2: PutURLs, one message per URL (mgz frontier put --put-urls), then a crawler loop:
 #             GetURLs 100 per queue, every served URL completed with PutURLs (get --complete)
 #   server 3: the null store (example null_serve: the gRPC layer, no store) under the same
@@ -25,6 +26,12 @@ stop_server
 RSS=$(grep 'Maximum resident' "$WORK/time1.log" | awk '{print $NF}')
 DISK=$(du -sb "$WORK/s1" | cut -f1)
 echo "server 1 peak RSS: $RSS kB; state on disk: $DISK bytes"
+
+PORT=$((PORT + 1))
+start_server "$WORK/s1b" "$WORK/time1b.log"
+echo "PutDiscovered, 2 streams: $(cli put --batch 256 --streams 2 "$WORK/urls.txt")"
+stop_server
+rm -rf "$WORK/s1b"
 
 PORT=$((PORT + 1))
 start_server "$WORK/s2" "$WORK/time2.log"

@@ -5,10 +5,11 @@
 //! stream sends them while the acks are counted as they come back, so reading,
 //! sending and storing overlap.
 //!
-//! With `--streams N` (default 2) the file goes out on N concurrent streams of
+//! With `--streams N` (default 1) the file goes out on N concurrent streams of
 //! each kind, every URL on the stream its hash picks: the server writes one
 //! chunk per stream at a time, so two streams let one chunk be canonicalised
-//! while the other holds the store's lock (2 cores). A URL always takes the same
+//! while the other holds the store's lock (needs an idle second core: under
+//! load it measured no faster, docs/BENCHMARKS.md, so it is not the default). A URL always takes the same
 //! stream, so repeats of one URL still reach the store in file order (the first
 //! discovered copy is `OK`, later ones `SKIPPED`; the last known copy wins).
 
@@ -46,7 +47,7 @@ pub struct PutArgs {
     #[arg(long, default_value = "")]
     crawl: String,
     /// Concurrent streams of each kind; a URL's hash picks its stream.
-    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=64))]
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
     streams: u16,
     /// Input file; `-` reads standard input. Lines starting with `{` are JSON URLItems.
     file: PathBuf,
