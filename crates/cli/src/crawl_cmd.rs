@@ -125,7 +125,7 @@ fn regex(p: &Option<String>) -> anyhow::Result<Option<regex::Regex>> {
 }
 
 /// Most idle connections kept per host, whatever `--per-host` says.
-const MAX_IDLE_PER_HOST: usize = 4;
+const MAX_IDLE_PER_HOST: usize = 16;
 
 /// Builds the crawl configuration (state dir must be decided by the caller).
 pub fn config(args: &CrawlArgs, state_dir: PathBuf) -> anyhow::Result<CrawlConfig> {
@@ -166,10 +166,14 @@ pub fn config(args: &CrawlArgs, state_dir: PathBuf) -> anyhow::Result<CrawlConfi
     cfg.fetch.allow_private = args.allow_private;
     // Reuse a connection across the per-host delay, not much longer: across
     // 10,000 hosts idle sockets (fds, read buffers) would otherwise pile up.
-    // At most 4 per host even with a higher `--per-host`: keeping one per
-    // allowed request (16 on the PostgreSQL-docs benchmark) saved ~380 of
-    // its 1,170 connects, bought no measurable wall time and raised the
-    // peak RSS by 0.6-1.0 MB, to 1.93-2.01x wget2's (docs/BENCHMARKS.md).
+    // One idle connection per request allowed in flight (`--per-host`), up
+    // to 16: with fewer, every request past the kept ones opens a new
+    // connection (382 connects for 1,169 pages at `--per-host 16` with 4
+    // kept), which cost 13 % of the crawl's CPU and 14 % of its wall time on
+    // the PostgreSQL-docs benchmark (docs/BENCHMARKS.md, session 8). With
+    // many hosts the cap hardly matters: a host keeps only as many idle
+    // connections as it had requests in flight, and all hosts together
+    // have at most `--concurrency`.
     cfg.fetch.idle_per_host = (args.per_host as usize).min(MAX_IDLE_PER_HOST);
     cfg.fetch.idle_timeout =
         (Duration::from_millis(args.delay) + Duration::from_secs(2)).min(Duration::from_secs(30));

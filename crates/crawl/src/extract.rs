@@ -15,7 +15,10 @@ use std::sync::LazyLock;
 
 use encoding_rs::Encoding;
 use lol_html::html_content::TextType;
-use lol_html::{HtmlRewriter, MemorySettings, Settings, doc_text, element, text};
+use lol_html::html_content::Element;
+use lol_html::{
+    ElementContentHandlers, HtmlRewriter, MemorySettings, Selector, Settings, doc_text,
+};
 
 /// Hard limit on lol_html's internal buffers per page.
 pub const PARSER_MEMORY: usize = 8 * 1024 * 1024;
@@ -176,8 +179,34 @@ fn on_meta(out: &RefCell<Extracted>, name: &str, content: &str) {
     }
 }
 
+/// The extractor's CSS selectors, parsed once: `element!` would parse them
+/// (cssparser) for every page.
+struct Selectors {
+    anchors: Selector,
+    frames: Selector,
+    links: Selector,
+    base: Selector,
+    meta: Selector,
+    title: Selector,
+}
+
+static SELECTORS: LazyLock<Selectors> = LazyLock::new(|| {
+    let parse = |s: &str| s.parse::<Selector>().expect("static selector");
+    Selectors {
+        anchors: parse("a[href], area[href]"),
+        frames: parse("frame[src], iframe[src]"),
+        links: parse("link[href][rel]"),
+        base: parse("base[href]"),
+        meta: parse("meta[name][content]"),
+        title: parse("title"),
+    }
+});
+
 fn run_rewriter(html: &[u8], out: &RefCell<Extracted>) {
-    let link = |el: &mut lol_html::html_content::Element<'_, '_>| {
+    use std::borrow::Cow::Borrowed;
+    let sel = &*SELECTORS;
+    let handlers = ElementContentHandlers::default;
+    let link = |el: &mut Element<'_, '_>| {
         let rel = el
             .get_attribute("rel")
             .unwrap_or_default()
@@ -192,34 +221,49 @@ fn run_rewriter(html: &[u8], out: &RefCell<Extracted>) {
     };
     let settings = Settings {
         element_content_handlers: vec![
-            element!("a[href], area[href]", |el| {
-                add_link(out, el.get_attribute("href"));
-                Ok(())
-            }),
-            element!("frame[src], iframe[src]", |el| {
-                add_link(out, el.get_attribute("src"));
-                Ok(())
-            }),
-            element!("link[href][rel]", link),
-            element!("base[href]", |el| {
-                let mut o = out.borrow_mut();
-                if o.base.is_none() {
-                    o.base = el.get_attribute("href").map(|b| unescape(&b).into_owned());
-                }
-                Ok(())
-            }),
-            element!("meta[name][content]", |el| {
-                let name = el
-                    .get_attribute("name")
-                    .unwrap_or_default()
-                    .to_ascii_lowercase();
-                on_meta(out, &name, &el.get_attribute("content").unwrap_or_default());
-                Ok(())
-            }),
-            text!("title", |t| {
-                push_capped(&mut out.borrow_mut().title, t.as_str(), MAX_TITLE);
-                Ok(())
-            }),
+            (
+                Borrowed(&sel.anchors),
+                handlers().element(|el: &mut Element<'_, '_>| {
+                    add_link(out, el.get_attribute("href"));
+                    Ok(())
+                }),
+            ),
+            (
+                Borrowed(&sel.frames),
+                handlers().element(|el: &mut Element<'_, '_>| {
+                    add_link(out, el.get_attribute("src"));
+                    Ok(())
+                }),
+            ),
+            (Borrowed(&sel.links), handlers().element(link)),
+            (
+                Borrowed(&sel.base),
+                handlers().element(|el: &mut Element<'_, '_>| {
+                    let mut o = out.borrow_mut();
+                    if o.base.is_none() {
+                        o.base = el.get_attribute("href").map(|b| unescape(&b).into_owned());
+                    }
+                    Ok(())
+                }),
+            ),
+            (
+                Borrowed(&sel.meta),
+                handlers().element(|el: &mut Element<'_, '_>| {
+                    let name = el
+                        .get_attribute("name")
+                        .unwrap_or_default()
+                        .to_ascii_lowercase();
+                    on_meta(out, &name, &el.get_attribute("content").unwrap_or_default());
+                    Ok(())
+                }),
+            ),
+            (
+                Borrowed(&sel.title),
+                handlers().text(|t: &mut lol_html::html_content::TextChunk<'_>| {
+                    push_capped(&mut out.borrow_mut().title, t.as_str(), MAX_TITLE);
+                    Ok(())
+                }),
+            ),
         ],
         document_content_handlers: vec![doc_text!(|t| {
             if t.text_type() == TextType::Data {
