@@ -44,6 +44,10 @@ pub struct ServeArgs {
     /// Group-commit interval in ms (acks wait for the fsync); 0 = no fsync, OS buffer only.
     #[arg(long, default_value_t = 50)]
     commit_ms: u64,
+    /// Threads that flush and compact the store (default: the library's,
+    /// see mgz_frontier::StoreOptions::worker_threads).
+    #[arg(long)]
+    store_workers: Option<u8>,
     /// Log filter (tracing EnvFilter directives); SetLogLevel refines it at run time.
     #[arg(long, default_value = "info,fjall=warn,lsm_tree=warn")]
     log: String,
@@ -52,9 +56,14 @@ pub struct ServeArgs {
 /// Runs the server until SIGTERM or Ctrl-C, then drains and flushes.
 pub fn run(args: ServeArgs) -> anyhow::Result<ExitCode> {
     let log = Arc::new(LogControl::install(&args.log)?);
+    let mut store = mgz_frontier::StoreOptions::default();
+    if let Some(n) = args.store_workers {
+        store.worker_threads = n;
+    }
     let opts = FrontierOptions {
         seen: seen_factory(&args.seen)?,
         durability: durability(args.commit_ms),
+        store,
         ..FrontierOptions::default()
     };
     let frontier = Frontier::open(&args.state, opts)

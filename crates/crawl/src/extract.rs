@@ -14,8 +14,8 @@ use std::cell::RefCell;
 use std::sync::LazyLock;
 
 use encoding_rs::Encoding;
-use lol_html::html_content::TextType;
 use lol_html::html_content::Element;
+use lol_html::html_content::TextType;
 use lol_html::{
     ElementContentHandlers, HtmlRewriter, MemorySettings, Selector, Settings, doc_text,
 };

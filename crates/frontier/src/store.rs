@@ -42,6 +42,23 @@ pub struct StoreOptions {
     /// keeps a keyspace's compaction settings in its own metadata, so older
     /// directories keep the threshold they were made with.
     pub l0_threshold: u8,
+    /// Background threads that flush memtables and compact tables; 0
+    /// (the default) means the number of cores, clamped to 3..=4.
+    ///
+    /// fjall's own default is min(cores, 4), so 2 on a 2-core machine and
+    /// 1 on one core. Neither is kept. In fjall 3.1 the first of several
+    /// workers never compacts: it puts every compaction request back on
+    /// the queue and takes it again, a busy loop for as long as the other
+    /// workers are busy (a fifth of `mgz serve`'s CPU during a 10M put
+    /// with 2 workers). With a third worker they wait far less. At
+    /// 10M URLs on 2 cores, 3 workers put 8–48 % faster than 2 (median 14 %) with
+    /// 14–32 % less CPU, for a peak RSS 2–8 % higher (two compactions can
+    /// run at once); 4 measured the same as 3 (docs/BENCHMARKS.md, "Session 9: fjall's
+    /// worker pool"). A single worker can deadlock: it blocks sending a
+    /// flush request into its own queue once writers have filled that
+    /// queue with rotation requests (reproduced here at 10M, and reported
+    /// upstream as fjall-rs/fjall#323); more workers make that unlikely.
+    pub worker_threads: u8,
 }
 
 impl Default for StoreOptions {
@@ -57,6 +74,7 @@ impl Default for StoreOptions {
             cache_bytes: 16 << 20,
             memtable_bytes: 8 << 20,
             l0_threshold: 16,
+            worker_threads: 0,
         }
     }
 }
@@ -124,11 +142,21 @@ impl Store {
 
 /// The database builder of a store at `path`.
 fn builder(path: &Path, opts: StoreOptions) -> fjall::DatabaseBuilder<Database> {
-    Database::builder(path)
+    let b = Database::builder(path)
         .cache_size(opts.cache_bytes)
         .manual_journal_persist(true)
         // Bounds what a restart after a crash replays (fjall's minimum).
-        .max_journaling_size(64 << 20)
+        .max_journaling_size(64 << 20);
+    b.worker_threads(worker_threads(opts.worker_threads))
+}
+
+/// The flush/compaction thread count for the option `n` (see
+/// [`StoreOptions::worker_threads`]).
+fn worker_threads(n: u8) -> usize {
+    match n {
+        0 => std::thread::available_parallelism().map_or(3, |c| c.get().clamp(3, 4)),
+        n => usize::from(n),
+    }
 }
 
 /// Opens keyspace `name`, creating it with the store's options.
@@ -227,6 +255,25 @@ fn write_format_file(path: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// 0 picks 3 or 4 threads whatever the core count (never fjall's 1 or
+    /// 2, see `StoreOptions::worker_threads`); other values are taken as
+    /// given, and a store opens and flushes with one of them.
+    #[test]
+    fn worker_threads_default_is_three_or_four() {
+        assert!((3..=4).contains(&worker_threads(0)));
+        assert_eq!(worker_threads(2), 2);
+        assert_eq!(worker_threads(6), 6);
+        let d = tempfile::tempdir().unwrap();
+        let opts = StoreOptions {
+            worker_threads: 5,
+            ..StoreOptions::default()
+        };
+        let s = Store::open(d.path(), opts).unwrap();
+        s.urls.insert(b"k", b"v").unwrap();
+        s.flush_memtables().unwrap();
+        assert_eq!(s.urls.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    }
 
     /// A crash while a new store was copied in leaves `store.new` and no
     /// `store`: the next open starts over and gets a working store.

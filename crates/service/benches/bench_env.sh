@@ -1,6 +1,6 @@
 # Sourced by serve_bench.sh and serve_bench_large.sh (set N and HOSTS first): paths, a scratch
 # WORK directory removed on exit, N URLs over HOSTS hosts in $WORK/urls.txt, a loopback PORT,
-# and start_server / stop_server / cli.
+# and start_server / stop_server / cli. SERVE_ARGS adds flags to `mgz serve` (e.g. "--store-workers 2").
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 MGZ=${MGZ:-$ROOT/target/release/mgz}
 DIRECT=${DIRECT:-$ROOT/target/release/examples/direct_put}
@@ -16,7 +16,7 @@ start_server() { # $1 = state dir, $2 = time log [, $3 = server binary instead o
   if [ -n "${3:-}" ]; then
     /usr/bin/time -v "$3" 127.0.0.1:$PORT 2> "$2" &
   else
-    /usr/bin/time -v "$MGZ" serve --listen 127.0.0.1:$PORT --state "$1" 2> "$2" &
+    /usr/bin/time -v "$MGZ" serve --listen 127.0.0.1:$PORT --state "$1" ${SERVE_ARGS:-} 2> "$2" &
   fi
   SERVER=$!
   for _ in $(seq 100); do grep -q "Started URLFrontierServer" "$2" && return; sleep 0.1; done

@@ -52,6 +52,9 @@ pub struct FrontierArgs {
     /// Level-0 table count that triggers compaction (default: the library's).
     #[arg(long)]
     l0: Option<u8>,
+    /// Store flush/compaction threads (default: the library's).
+    #[arg(long)]
+    store_workers: Option<u8>,
     /// Run only the bare-fjall baseline and print its rate (the child
     /// process the benchmark starts).
     #[arg(long, hide = true)]
@@ -76,6 +79,9 @@ fn options(a: &FrontierArgs) -> anyhow::Result<FrontierOptions> {
     }
     if let Some(n) = a.l0 {
         store.l0_threshold = n;
+    }
+    if let Some(n) = a.store_workers {
+        store.worker_threads = n;
     }
     Ok(FrontierOptions {
         seen,
