@@ -52,7 +52,7 @@ pub struct StoreOptions {
     /// workers are busy (a fifth of `mgz serve`'s CPU during a 10M put
     /// with 2 workers). With a third worker they wait far less. At
     /// 10M URLs on 2 cores, 3 workers put 8–48 % faster than 2 (median 14 %) with
-    /// 14–32 % less CPU, for a peak RSS 2–8 % higher (two compactions can
+    /// 14–32 % less CPU, for a peak RSS 0–8 % higher (two compactions can
     /// run at once); 4 measured the same as 3 (docs/BENCHMARKS.md, "Session 9: fjall's
     /// worker pool"). A single worker can deadlock: it blocks sending a
     /// flush request into its own queue once writers have filled that
@@ -142,12 +142,12 @@ impl Store {
 
 /// The database builder of a store at `path`.
 fn builder(path: &Path, opts: StoreOptions) -> fjall::DatabaseBuilder<Database> {
-    let b = Database::builder(path)
+    Database::builder(path)
         .cache_size(opts.cache_bytes)
         .manual_journal_persist(true)
         // Bounds what a restart after a crash replays (fjall's minimum).
-        .max_journaling_size(64 << 20);
-    b.worker_threads(worker_threads(opts.worker_threads))
+        .max_journaling_size(64 << 20)
+        .worker_threads(worker_threads(opts.worker_threads))
 }
 
 /// The flush/compaction thread count for the option `n` (see
