@@ -1,4 +1,5 @@
-//! Fuzzes `mgz_seen::restore` for the backends with a snapshot form: any
+//! Fuzzes `mgz_seen::restore` for the backends with a snapshot form (and the
+//! split forms of `mgz_seen::parted`): any
 //! bytes give a set or `SeenError::BadSnapshot`, never a panic, and a set
 //! that was accepted keeps working (lookups, inserts, merges, re-snapshot).
 #![no_main]
@@ -6,7 +7,7 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    for name in ["fingerprint", "hash"] {
+    for name in ["fingerprint", "hash", "compact", "fingerprint-parts", "hash-parts"] {
         let Ok(mut set) = mgz_seen::restore(name, data) else {
             continue;
         };

@@ -20,18 +20,17 @@
 //! 2^24 costs at most 1 extra bit per line from 8M to 16M lines, and a small
 //! input pays a few bits per line (bytes in total).
 //!
-//! `fingerprint` is split into [`FINGERPRINT_PARTS`] parts by key hash (see
-//! [`crate::partitioned`]): its merges then double only 1/64 of the set at a
-//! time, which keeps peak memory near the final size. `compact` is split the
-//! same way into [`COMPACT_PARTS`] parts, routed by host so that a host's
+//! Both are the registry's split forms (`fingerprint-parts`,
+//! `compact-parts`: [`mgz_seen::parted`], 64 parts): `fingerprint` routed by
+//! key hash, so its merges double only 1/64 of the set at a time, which keeps
+//! peak memory near the final size; `compact` routed by host so that a host's
 //! URLs still compress together.
 
-use mgz_seen::compact::CompactSet;
-use mgz_seen::fingerprint::{DEFAULT_EPSILON, FingerprintSet};
-use mgz_seen::{BackendOptions, SeenError, SeenSet};
+use mgz_seen::fingerprint::DEFAULT_EPSILON;
+use mgz_seen::parted::Parted;
+use mgz_seen::{BackendOptions, SeenSet};
 
 use crate::DedupError;
-use crate::partitioned::{Partitioned, Route};
 
 /// Backend names `--seen` accepts.
 pub const BACKENDS: &[&str] = &["compact", "fingerprint", "bloom", "hash"];
@@ -42,25 +41,8 @@ const SCALABLE_FIRST_SLICE: usize = 1 << 20;
 /// Capacity of `fingerprint` when `--expected` is not given (see above).
 pub const FINGERPRINT_CAPACITY: usize = 1 << 24;
 
-/// Parts of a `fingerprint` set (a power of two).
-pub const FINGERPRINT_PARTS: usize = 64;
-
-/// Smallest buffer of each `fingerprint` part, in fingerprints (see
-/// `FingerprintSet::with_min_buffer`). Bigger buffers merge less but raise
-/// peak RSS more than their own bytes; on the 10M synthetic list (whole
-/// dedupe loop, CPU s / peak RSS): 256 → 8.31 s / 51.0 MB, 512 → 7.91 s /
-/// 53.4 MB, 1024 → 7.25 s / 55.8 MB, against a ¼-of-huniq budget of
-/// 54.6 MB. 256 is also the default for a part's capacity (2^24 / 64 / 1024).
-pub const FINGERPRINT_BUFFER: usize = 256;
-
-/// Parts of a `compact` set, routed by host (a power of two). More parts
-/// make the merge transient (a part's largest run held twice) smaller: on
-/// the 10M synthetic list 16 → 64 parts took peak RSS from 159.3 to 158.0 MB
-/// at the same bytes per line (13.94 → 13.92).
-pub const COMPACT_PARTS: usize = 64;
-
 /// Most threads a `compact` batch is spread over (its parts are
-/// independent sets; see [`crate::partitioned`]).
+/// independent sets; see [`mgz_seen::parted`]).
 pub const COMPACT_THREADS: usize = 4;
 
 /// Sizing hints for probabilistic and pre-sized backends.
@@ -120,25 +102,13 @@ fn partitioned(
 ) -> Result<Box<dyn SeenSet>, DedupError> {
     Ok(match name {
         "compact" => {
-            let parts = (0..COMPACT_PARTS)
-                .map(|_| Box::new(CompactSet::new()) as _)
-                .collect();
             let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-            Box::new(
-                Partitioned::new(parts, Route::Host).with_threads(threads.min(COMPACT_THREADS)),
-            )
+            Box::new(Parted::compact().with_threads(threads.min(COMPACT_THREADS)))
         }
-        "fingerprint" => {
-            let capacity = expected.unwrap_or(FINGERPRINT_CAPACITY) / FINGERPRINT_PARTS;
-            let epsilon = fpr.unwrap_or(DEFAULT_EPSILON);
-            let parts = (0..FINGERPRINT_PARTS)
-                .map(|_| {
-                    let set = FingerprintSet::new(capacity.max(1), epsilon)?;
-                    Ok(Box::new(set.with_min_buffer(FINGERPRINT_BUFFER)) as _)
-                })
-                .collect::<Result<Vec<Box<dyn SeenSet>>, SeenError>>()?;
-            Box::new(Partitioned::new(parts, Route::Key))
-        }
+        "fingerprint" => Box::new(Parted::fingerprint(
+            expected.unwrap_or(FINGERPRINT_CAPACITY),
+            fpr.unwrap_or(DEFAULT_EPSILON),
+        )?),
         _ => {
             return Err(DedupError::UnknownBackend {
                 name: name.to_string(),

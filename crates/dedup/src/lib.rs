@@ -37,7 +37,6 @@ mod chunks;
 mod engine;
 mod error;
 mod key;
-mod partitioned;
 mod recent;
 mod sink;
 mod stats;

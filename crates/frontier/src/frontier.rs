@@ -264,11 +264,18 @@ impl Table {
 /// `fingerprint`, `compact`, `bloom`, ...), sized for `expected` URLs per
 /// crawl. Unknown names and impossible sizes are reported here, once, so
 /// the factory itself cannot fail.
+///
+/// `fingerprint` and `compact` are taken in their split forms
+/// (`fingerprint-parts`, `compact-parts`: 64 independent parts, see
+/// `mgz_seen::parted`): an LSM set rebuilds its largest run when it merges,
+/// and whole, at 10M URLs, that put a 48 MB copy of the set on top of the
+/// frontier's peak RSS; split, a merge copies 1/64 of it.
 pub fn seen_factory(name: &str, expected: usize) -> Result<SeenFactory, mgz_seen::SeenError> {
     let opts = mgz_seen::BackendOptions {
         expected,
         fpr: None,
     };
+    let name = split_form(name);
     mgz_seen::backend(name, &opts)?;
     let name = name.to_string();
     Ok(Arc::new(move || {
@@ -277,4 +284,14 @@ pub fn seen_factory(name: &str, expected: usize) -> Result<SeenFactory, mgz_seen
         mgz_seen::backend(&name, &opts)
             .unwrap_or_else(|_| Box::new(mgz_seen::hash::HashSeen::new()))
     }))
+}
+
+/// The registry name the frontier builds for backend `name` (see
+/// [`seen_factory`]).
+pub fn split_form(name: &str) -> &str {
+    match name {
+        "fingerprint" => "fingerprint-parts",
+        "compact" => "compact-parts",
+        other => other,
+    }
 }

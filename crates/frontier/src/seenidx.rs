@@ -78,7 +78,9 @@ fn restore(store: &Store, table: &mut Table, factory: &SeenFactory) -> Result<Op
     let snap = snapshot::SnapshotView::parse(&file)?;
     let want = factory().name();
     for c in &snap.crawls {
-        if c.backend != want {
+        // A set saved whole before the frontier split it (same stem)
+        // restores whole and keeps working.
+        if c.backend != want && crate::frontier::split_form(c.backend) != want {
             return Err(FrontierError::corrupt(
                 "seen snapshot",
                 format!("backend {} but {want} was asked for", c.backend),

@@ -30,9 +30,18 @@ const MAGIC: &[u8; 4] = b"MGZF";
 /// Tuning of the embedded store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StoreOptions {
-    /// Block cache bytes.
+    /// Block cache bytes: 8 MiB. It holds data blocks of the queues being
+    /// scanned and the index partitions that find them (see `keyspace`);
+    /// at 10M URLs, 16 MiB gave the same `get` rate for 14-19 MB more peak
+    /// RSS (docs/BENCHMARKS.md, "Session 10").
     pub cache_bytes: u64,
-    /// Memtable bytes of each of the two big keyspaces before it is flushed.
+    /// Memtable bytes of each keyspace before it is flushed: 6 MiB. fjall
+    /// keeps up to 4 sealed memtables per keyspace besides the active one,
+    /// and in the `get` phase two keyspaces churn (`sched` tombstones,
+    /// `urls` completions), so this sets much of the peak RSS: at 10M URLs
+    /// 8 → 6 MiB took it from 202-211 to 190-192 MB (20 B/URL is the bound)
+    /// for ~10 % more CPU and a ~10 % lower put rate; 4 MiB cost a quarter
+    /// of the put rate (docs/BENCHMARKS.md, "Session 10").
     pub memtable_bytes: u64,
     /// Tables in level 0 that trigger a leveled compaction into level 1.
     /// 16 (fjall's default is 4): compaction runs less often while writes
@@ -66,13 +75,13 @@ impl Default for StoreOptions {
         // Memtables small on purpose: RAM is for the seen set (100M URLs in
         // ~2 GB) and the write path gains little from bigger ones (fjall
         // keeps up to 4 sealed memtables per keyspace besides the active
-        // one; 4 MiB was tried, see docs/BENCHMARKS.md). The
-        // cache holds the tables' filter and index blocks for point reads;
-        // a trusted seen set makes those rare (at 8 MiB, when every put
-        // read `urls`, they were evicted and re-read on every read).
+        // one; 4 MiB was tried, see docs/BENCHMARKS.md). A trusted seen
+        // set makes point reads rare (at 8 MiB, when every put still read
+        // `urls`, its filter and index blocks were evicted and re-read on
+        // every read; index blocks are now partitioned, see `keyspace`).
         StoreOptions {
-            cache_bytes: 16 << 20,
-            memtable_bytes: 8 << 20,
+            cache_bytes: 8 << 20,
+            memtable_bytes: 6 << 20,
             l0_threshold: 16,
             worker_threads: 0,
         }
@@ -164,10 +173,34 @@ fn keyspace(db: &Database, name: &str, opts: StoreOptions) -> fjall::Result<Keys
     let mem = opts.memtable_bytes.max(1 << 20);
     let leveled = fjall::compaction::Leveled::default().with_l0_threshold(opts.l0_threshold.max(2));
     db.keyspace(name, || {
-        KeyspaceCreateOptions::default()
+        let o = KeyspaceCreateOptions::default()
             .manual_journal_persist(true)
             .max_memtable_size(mem)
-            .compaction_strategy(std::sync::Arc::new(leveled))
+            .compaction_strategy(std::sync::Arc::new(leveled));
+        // Index blocks partitioned from level 1 (fjall: from level 3): a
+        // table's index is then a small top level plus 4 KiB partitions
+        // that go through the block cache, instead of one block per table
+        // (~1.3 MB for 64 MiB of `urls`) pinned in RAM for levels 0 and 1.
+        // With the level-0 threshold of 16, level 1 holds up to 1 GiB, so
+        // at 10M URLs nearly every index was pinned: partitioned, peak RSS
+        // fell by 27-29 MB at the same put and get rates (docs/BENCHMARKS.md,
+        // "Session 10").
+        let o = o.index_block_partitioning_policy(fjall::config::PartitioningPolicy::new([
+            false, true, true, true,
+        ]));
+        match name {
+            // `sched` is read by range scans (a queue's pending URLs), which
+            // bloom filters cannot answer; its only point reads check the
+            // seen log's unconfirmed keys when it is replayed after a crash
+            // (`seenidx::apply`), which then search each table's index
+            // instead. Without filters, flushes and compactions skip hashing
+            // every key, the filters of level 0 are not pinned in RAM, and a
+            // compaction does not buffer 8 bytes per key for one (at 10M URLs, one run
+            // each: put-phase CPU 108.6 s against 128.2 s; docs/BENCHMARKS.md,
+            // "Session 10").
+            "sched" => o.filter_policy(fjall::config::FilterPolicy::disabled()),
+            _ => o,
+        }
     })
 }
 

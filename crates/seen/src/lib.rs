@@ -20,6 +20,7 @@ pub mod compact;
 mod error;
 pub mod fingerprint;
 pub mod hash;
+pub mod parted;
 mod registry;
 pub mod tst;
 pub mod xtrie;

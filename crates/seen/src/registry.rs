@@ -5,13 +5,20 @@
 use crate::bloom::{BlockedBloom, ClassicBloom, ScalableBloom};
 use crate::compact::CompactSet;
 use crate::fingerprint::{DEFAULT_EPSILON, FingerprintSet};
+use crate::parted::Parted;
 use crate::{SeenError, SeenSet, hash::HashSeen, tst::Tst, xtrie::XTrie};
 
 /// Names [`backend`] accepts for the main backends, in report order.
 pub const BACKENDS: &[&str] = &["hash", "xtrie", "tst", "bloom", "fingerprint", "compact"];
 
 /// Extra names [`backend`] accepts: layout variants kept for measurement.
-pub const VARIANTS: &[&str] = &["bloom-classic", "bloom-blocked", "bloom-scalable"];
+pub const VARIANTS: &[&str] = &[
+    "bloom-classic",
+    "bloom-blocked",
+    "bloom-scalable",
+    "fingerprint-parts",
+    "compact-parts",
+];
 
 /// Sizing hints for [`backend`]; exact backends ignore them.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -62,6 +69,11 @@ pub fn backend(name: &str, opts: &BackendOptions) -> Result<Box<dyn SeenSet>, Se
             opts.fpr.unwrap_or(DEFAULT_EPSILON),
         )?),
         "compact" => Box::new(CompactSet::new()),
+        "fingerprint-parts" => Box::new(Parted::fingerprint(
+            opts.expected,
+            opts.fpr.unwrap_or(DEFAULT_EPSILON),
+        )?),
+        "compact-parts" => Box::new(Parted::compact()),
         _ => {
             return Err(SeenError::UnknownBackend {
                 name: name.to_string(),
@@ -89,6 +101,10 @@ pub fn restore(name: &str, bytes: &[u8]) -> Result<Box<dyn SeenSet>, SeenError> 
         "hash" => Ok(Box::new(HashSeen::restore(bytes)?)),
         "fingerprint" => Ok(Box::new(FingerprintSet::restore(bytes)?)),
         "compact" => Ok(Box::new(CompactSet::restore(bytes)?)),
+        "fingerprint-parts" | "compact-parts" | "hash-parts" => {
+            let inner = name.trim_end_matches("-parts");
+            Ok(Box::new(Parted::restore(inner, bytes)?))
+        }
         _ => Err(SeenError::BadSnapshot {
             backend: name.to_string(),
             reason: "this backend has no snapshot form".into(),

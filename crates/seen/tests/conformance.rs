@@ -18,3 +18,10 @@ conformance!(bloom_scalable, || backend("bloom-scalable", &suite::opts())
 conformance!(fingerprint, || backend("fingerprint", &suite::opts())
     .unwrap());
 conformance!(compact, || backend("compact", &suite::opts()).unwrap());
+conformance!(fingerprint_parts, || backend(
+    "fingerprint-parts",
+    &suite::opts()
+)
+.unwrap());
+conformance!(compact_parts, || backend("compact-parts", &suite::opts())
+    .unwrap());

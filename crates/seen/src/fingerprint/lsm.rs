@@ -38,6 +38,8 @@ pub(crate) const RATIO: usize = 16;
 #[derive(Debug)]
 pub(crate) struct Generation {
     universe: u64,
+    /// `max_preimage(universe)`, kept so `guarantee` costs no division.
+    preimage: f64,
     capacity: usize,
     buffer_cap: usize,
     buffer: FpBuffer,
@@ -52,6 +54,7 @@ impl Generation {
         let buffer_cap = (capacity / 1024).clamp(64, MAX_BUFFER);
         Self {
             universe,
+            preimage: super::max_preimage(universe),
             capacity,
             buffer_cap,
             buffer: FpBuffer::with_cap(buffer_cap),
@@ -62,6 +65,12 @@ impl Generation {
 
     pub(crate) fn universe(&self) -> u64 {
         self.universe
+    }
+
+    /// Largest share of hashes that map to one fingerprint (see
+    /// `max_preimage`).
+    pub(crate) fn preimage(&self) -> f64 {
+        self.preimage
     }
 
     pub(crate) fn len(&self) -> usize {

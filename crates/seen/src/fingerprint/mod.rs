@@ -237,7 +237,7 @@ impl SeenSet for FingerprintSet {
         let now: f64 = self
             .gens
             .iter()
-            .map(|g| g.len() as f64 * max_preimage(g.universe()))
+            .map(|g| g.len() as f64 * g.preimage())
             .sum();
         Guarantee::FalsePositive {
             rate: self.epsilon.max(now),
