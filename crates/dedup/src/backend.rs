@@ -103,7 +103,7 @@ fn partitioned(
     Ok(match name {
         "compact" => {
             let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-            Box::new(Parted::compact().with_threads(threads.min(COMPACT_THREADS)))
+            Box::new(Parted::compact_background().with_threads(threads.min(COMPACT_THREADS)))
         }
         "fingerprint" => Box::new(Parted::fingerprint(
             expected.unwrap_or(FINGERPRINT_CAPACITY),

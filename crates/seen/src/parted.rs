@@ -192,6 +192,18 @@ impl Parted {
         Parted::assemble(parts, Route::Host)
     }
 
+    /// [`Parted::compact`] whose parts merge on the background thread
+    /// ([`crate::compact::CompactSet::with_background_merges`]).
+    pub fn compact_background() -> Self {
+        let parts = (0..PARTS)
+            .map(|_| {
+                let set = crate::compact::CompactSet::new().with_background_merges();
+                Box::new(set) as Box<dyn SeenSet>
+            })
+            .collect();
+        Parted::assemble(parts, Route::Host)
+    }
+
     /// Rebuilds a set from [`SeenSet::snapshot`] bytes whose parts are of
     /// backend `inner` (`fingerprint`, `compact`, `hash`). Malformed bytes
     /// give [`SeenError::BadSnapshot`], never a panic.

@@ -25,3 +25,9 @@ conformance!(fingerprint_parts, || backend(
 .unwrap());
 conformance!(compact_parts, || backend("compact-parts", &suite::opts())
     .unwrap());
+conformance!(compact_background, || Box::new(
+    mgz_seen::compact::CompactSet::new().with_background_merges()
+));
+conformance!(compact_parts_background, || Box::new(
+    mgz_seen::parted::Parted::compact_background()
+));

@@ -5,6 +5,7 @@
 //! ```text
 //! CompactSet
 //! ├─ buffer: KeyBuffer (arena + hash table), <= clamp(len/128, 256, 65536) keys
+//! │     (len/256 with background merges)
 //! │     │ full: sort, freeze into a run coded with the current codes
 //! │     ▼
 //! ├─ runs (oldest, largest first): [run][run][run]…   each a Run:
@@ -58,15 +59,30 @@
 //! new lcp and tokenising again only a letter run that it cuts; a builder
 //! adds key hashes to its filter 256 at a time (misses overlap). This is
 //! still the slow part: see docs/BENCHMARKS.md.
+//!
+//! Background merges ([`CompactSet::with_background_merges`], used by
+//! `mgz dedup`): runs are shared (`Arc`), and a due merge is handed to one
+//! process-wide thread (`merger`) while inserts go on. At most one merge
+//! per set is in flight; it replaces `runs[from..from + count]` when it is
+//! installed (at the set's next insert after it finishes), and until then
+//! the set reads those runs, so answers never depend on timing. Merges due
+//! among the newer runs behind it run on the caller's thread as usual, so
+//! the run count stays what the tiers allow; past `MAX_RUNS_BEHIND` runs the
+//! caller waits. The work is the same; on two cores `mgz dedup --seen
+//! compact` ran in about 55 % of its one-thread wall time at the same peak
+//! RSS (the buffer is halved, since its extra tier of merges runs on the
+//! other core; docs/BENCHMARKS.md, "Session 11").
 
 mod buffer;
 mod dict;
 mod filter;
 mod huffman;
+mod merger;
 mod run;
 mod snapshot;
 
 use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver, TryRecvError};
 
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -85,6 +101,9 @@ const MAX_BUFFER_BYTES: usize = 32 << 20;
 const TIER: usize = 4;
 /// Runs stay below 4 GiB of blocks (u32 offsets); bigger merges are skipped.
 const MAX_RUN_KEYS: usize = 1 << 27;
+/// Runs a set with background merges may hold while its merge is in
+/// flight before it waits for it (about twice what the tiers keep).
+const MAX_RUNS_BEHIND: usize = 32;
 /// Keys the word dictionary learns from (it is trained once, then fixed).
 const TRAIN_KEYS: usize = 4096;
 /// Primary decode table bits of the first codes (learned from one buffer)
@@ -112,14 +131,27 @@ const TRAINED_TABLE_BITS: u32 = 10;
 #[derive(Debug, Default)]
 pub struct CompactSet {
     buffer: KeyBuffer,
-    runs: Vec<Run>,
+    /// Oldest (largest) first; shared with a merge in flight, which only reads them.
+    runs: Vec<Arc<Run>>,
     /// Trained once, at the first freeze of at least `TRAIN_KEYS` keys.
-    dict: Option<Dict>,
+    dict: Option<Arc<Dict>>,
     /// The Huffman codes new runs and merges use: learned from the first
     /// frozen buffer, relearned once with the dictionary, then fixed. Older
     /// runs keep the generation they were coded with.
     codes: Option<Arc<Codes>>,
     len: usize,
+    /// Merges go to the background thread ([`CompactSet::with_background_merges`]).
+    background: bool,
+    /// The merge in flight: it replaces `runs[from..from + count]`.
+    pending: Option<Pending>,
+}
+
+/// A merge handed to the background thread.
+#[derive(Debug)]
+struct Pending {
+    from: usize,
+    count: usize,
+    result: Receiver<Run>,
 }
 
 /// The dictionary of runs frozen before training: no words, all literal.
@@ -135,8 +167,30 @@ impl CompactSet {
         Self::default()
     }
 
+    /// The same set, but merges run on a background thread (one per process,
+    /// shared by every set built this way) while inserts go on: on two cores
+    /// the caller's thread spends about half the time per insert; the work
+    /// is the same. Answers do not depend on it: until a merge is installed
+    /// the set reads the runs it merges. While a merge is in flight the newest
+    /// runs are not merged, so lookups may probe more runs; past
+    /// `MAX_RUNS_BEHIND` the set waits for it. Snapshots, iteration and
+    /// `heap_bytes` see whichever runs are installed.
+    pub fn with_background_merges(mut self) -> Self {
+        self.background = true;
+        self
+    }
+
+    /// Waits for the merge in flight, if any, and runs every merge then due:
+    /// the runs are what the tiers say, as after a foreground insert.
+    pub fn settle(&mut self) {
+        self.merge_due(true);
+    }
+
     fn buffer_cap(&self) -> usize {
-        (self.len / 128).clamp(MIN_BUFFER, MAX_BUFFER)
+        // Half the buffer when merges run elsewhere: the extra tier of merges
+        // lands on the background thread, the bytes are saved here.
+        let div = if self.background { 256 } else { 128 };
+        (self.len / div).clamp(MIN_BUFFER, MAX_BUFFER)
     }
 
     /// Freezes the buffer into a run and merges runs as the tiers require.
@@ -151,10 +205,10 @@ impl CompactSet {
             let dict = Dict::train(run::suffixes(&refs));
             let h = run::histogram(refs.iter().copied(), &dict);
             self.codes = Some(Arc::new(Codes::from_histograms(&h, TRAINED_TABLE_BITS)));
-            self.dict = Some(dict);
+            self.dict = Some(Arc::new(dict));
         }
         let keys = self.buffer.sorted();
-        let dict = self.dict.as_ref().unwrap_or(&EMPTY);
+        let dict = self.dict.as_deref().unwrap_or(&EMPTY);
         let codes = self
             .codes
             .get_or_insert_with(|| {
@@ -166,38 +220,146 @@ impl CompactSet {
         keys.iter().for_each(|k| b.push(k));
         let run = b.finish();
         self.buffer.clear();
-        self.runs.push(run);
-        while let Some(from) = self.merge_start() {
-            let tail = self.runs.split_off(from);
-            let codes = self.codes.clone().expect("codes exist once a run does");
-            self.runs
-                .push(merge(&tail, codes, self.dict.as_ref().unwrap_or(&EMPTY)));
+        self.runs.push(Arc::new(run));
+        self.merge_due(false);
+    }
+
+    /// Installs a finished background merge and runs (or hands out) the
+    /// merges now due. The background thread takes one merge at a time;
+    /// while it runs, merges among the newer runs behind it are done here,
+    /// so the number of runs stays what the tiers allow. With `wait` (or
+    /// past `MAX_RUNS_BEHIND` runs) waits for the merge in flight.
+    fn merge_due(&mut self, wait: bool) {
+        loop {
+            if let Some(p) = &self.pending {
+                let got = if wait || self.runs.len() > MAX_RUNS_BEHIND {
+                    Some(p.result.recv().ok())
+                } else {
+                    match p.result.try_recv() {
+                        Ok(run) => Some(Some(run)),
+                        Err(TryRecvError::Empty) => None,
+                        Err(TryRecvError::Disconnected) => Some(None),
+                    }
+                };
+                if let Some(got) = got {
+                    let Pending { from, count, .. } = self.pending.take().expect("checked above");
+                    let run = got.unwrap_or_else(|| {
+                        // The job was lost: merge here.
+                        let dict = self.dict.as_deref().unwrap_or(&EMPTY);
+                        merge(&self.runs[from..from + count], self.codes(), dict)
+                    });
+                    self.runs.splice(from..from + count, [Arc::new(run)]);
+                }
+            }
+            // Runs a merge in flight reads stay as they are until it lands,
+            // and the runs behind it may not outgrow what it will make.
+            let lo = self.pending.as_ref().map_or(0, |p| p.from + p.count);
+            let Some((from, to)) = self.merge_range(lo) else {
+                return;
+            };
+            if let Some(p) = &self.pending {
+                let landing = tier(keys_in(&self.runs[p.from..p.from + p.count]));
+                if tier(keys_in(&self.runs[from..to])) > landing {
+                    return;
+                }
+            }
+            let codes = self.codes();
+            if self.background && self.pending.is_none() {
+                let inputs: Vec<Arc<Run>> = self.runs[from..to].to_vec();
+                let dict = self.dict.clone();
+                let (tx, result) = mpsc::channel();
+                let job: merger::Job = Box::new(move || {
+                    let run = merge(&inputs, codes, dict.as_deref().unwrap_or(&EMPTY));
+                    // The set may be gone: then nobody wants the run.
+                    let _ = tx.send(run);
+                });
+                // Without a background thread the job runs here, and its run
+                // is installed on the next turn.
+                if let Err(job) = merger::submit(job) {
+                    job();
+                }
+                self.pending = Some(Pending {
+                    from,
+                    count: to - from,
+                    result,
+                });
+            } else {
+                let dict = self.dict.as_deref().unwrap_or(&EMPTY);
+                let run = merge(&self.runs[from..to], codes, dict);
+                self.runs.splice(from..to, [Arc::new(run)]);
+            }
         }
     }
 
-    /// Where the runs to merge next begin, if any merge is due.
-    fn merge_start(&self) -> Option<usize> {
+    /// The runs to merge next among `runs[lo..]`, if any merge is due: the
+    /// newest runs as [`CompactSet::merge_start`] says (the only case of a
+    /// foreground set), else, where a background merge landed among smaller
+    /// runs, the oldest group of `TIER` or more consecutive runs of one tier,
+    /// or a group followed by a run of a higher tier (which it joins).
+    fn merge_range(&self, lo: usize) -> Option<(usize, usize)> {
         let n = self.runs.len();
-        let newest = tier(self.runs.last()?.len());
-        let same = self
-            .runs
+        if let Some(from) = self.merge_start(lo) {
+            return Some((from, n));
+        }
+        let mut i = lo;
+        while i < n {
+            let t = tier(self.runs[i].len());
+            let j = i + self.runs[i..]
+                .iter()
+                .take_while(|r| tier(r.len()) == t)
+                .count();
+            let end = match () {
+                () if j - i >= TIER => j,
+                () if j < n && tier(self.runs[j].len()) > t => j + 1,
+                () => {
+                    i = j;
+                    continue;
+                }
+            };
+            if keys_in(&self.runs[i..end]) <= MAX_RUN_KEYS {
+                return Some((i, end));
+            }
+            i = j;
+        }
+        None
+    }
+
+    /// Installs a background merge that has finished (its inputs and its
+    /// run are both alive until then), without waiting for one that has not.
+    #[inline]
+    fn install_finished(&mut self) {
+        if self.pending.is_some() {
+            self.merge_due(false);
+        }
+    }
+
+    /// The current codes (they exist once a run does).
+    fn codes(&self) -> Arc<Codes> {
+        self.codes.clone().expect("codes exist once a run does")
+    }
+
+    /// Where the runs to merge next begin, if any merge is due.
+    /// Only runs from `lo` on are considered.
+    fn merge_start(&self, lo: usize) -> Option<usize> {
+        let n = self.runs.len();
+        let newest = tier(self.runs[lo..].last()?.len());
+        let same = self.runs[lo..]
             .iter()
             .rev()
             .take_while(|r| tier(r.len()) <= newest)
             .count();
         let from = if same >= TIER {
             n - same
-        } else if n >= 2 && tier(self.runs[n - 2].len()) < newest {
+        } else if n >= lo + 2 && tier(self.runs[n - 2].len()) < newest {
             n - 2
         } else {
             return None;
         };
-        let total: usize = self.runs[from..].iter().map(Run::len).sum();
-        (total <= MAX_RUN_KEYS).then_some(from)
+        (keys_in(&self.runs[from..]) <= MAX_RUN_KEYS).then_some(from)
     }
 
     fn contains_hashed(&self, key: &[u8], hash: u64) -> bool {
-        let dict = self.dict.as_ref().unwrap_or(&EMPTY);
+        let dict = self.dict.as_deref().unwrap_or(&EMPTY);
         self.buffer.contains(key, hash) || self.runs.iter().any(|r| r.contains(key, hash, dict))
     }
 
@@ -206,7 +368,7 @@ impl CompactSet {
     /// misses overlap), and each block any key points into is decoded once
     /// for all of them (dup-heavy link streams hit the same blocks).
     fn contains_many(&self, keys: &[&[u8]], hashes: &[u64]) -> Vec<bool> {
-        let dict = self.dict.as_ref().unwrap_or(&EMPTY);
+        let dict = self.dict.as_deref().unwrap_or(&EMPTY);
         let mut found: Vec<bool> = keys
             .iter()
             .zip(hashes)
@@ -270,7 +432,7 @@ impl CompactSet {
 
     /// Every key, in increasing byte order.
     pub fn iter(&self) -> Iter<'_> {
-        let dict = self.dict.as_ref().unwrap_or(&EMPTY);
+        let dict = self.dict.as_deref().unwrap_or(&EMPTY);
         let mut cursors: Vec<RunCursor<'_>> = self.runs.iter().map(|r| r.cursor(dict)).collect();
         let live = cursors.iter_mut().map(RunCursor::advance).collect();
         Iter {
@@ -284,7 +446,11 @@ impl CompactSet {
     /// Heap bytes of the code generations in use, each counted once.
     fn codes_bytes(&self) -> usize {
         let mut seen: Vec<*const Codes> = Vec::new();
-        let all = self.runs.iter().map(Run::codes).chain(self.codes.as_ref());
+        let all = self
+            .runs
+            .iter()
+            .map(|r| r.codes())
+            .chain(self.codes.as_ref());
         all.filter(|c| {
             let new = !seen.contains(&Arc::as_ptr(c));
             seen.push(Arc::as_ptr(c));
@@ -309,13 +475,18 @@ impl CompactSet {
 
     #[cfg(test)]
     fn run_lens(&self) -> Vec<usize> {
-        self.runs.iter().map(Run::len).collect()
+        self.runs.iter().map(|r| r.len()).collect()
     }
 }
 
+/// Keys in `runs`.
+fn keys_in(runs: &[Arc<Run>]) -> usize {
+    runs.iter().map(|r| r.len()).sum()
+}
+
 /// The disjoint union of `runs` as one run, coded with `codes`.
-fn merge(runs: &[Run], codes: Arc<Codes>, dict: &Dict) -> Run {
-    let total = runs.iter().map(Run::len).sum();
+fn merge(runs: &[Arc<Run>], codes: Arc<Codes>, dict: &Dict) -> Run {
+    let total = runs.iter().map(|r| r.len()).sum();
     // Runs of the current code generation were tokenised with `dict`: their
     // symbols carry over. Older runs (frozen before the dictionary) are
     // tokenised again, so their keys gain the words.
@@ -375,6 +546,7 @@ impl Iterator for Iter<'_> {
 
 impl SeenSet for CompactSet {
     fn insert(&mut self, key: &[u8]) -> bool {
+        self.install_finished();
         let hash = xxh3_64(key);
         if self.contains_hashed(key, hash) {
             return false;
@@ -388,6 +560,7 @@ impl SeenSet for CompactSet {
     /// the batch: the buffer catches that, and after a freeze inside the
     /// batch a full lookup does.
     fn insert_batch(&mut self, keys: &[&[u8]], out: &mut Vec<bool>) {
+        self.install_finished();
         let hashes: Vec<u64> = keys.iter().map(|k| xxh3_64(k)).collect();
         let present = self.contains_many(keys, &hashes);
         let mut frozen = false;
@@ -414,12 +587,14 @@ impl SeenSet for CompactSet {
     }
 
     fn heap_bytes(&self) -> usize {
-        let runs: usize = self.runs.iter().map(Run::heap_bytes).sum();
-        let dict = self.dict.as_ref().map_or(0, Dict::heap_bytes);
+        // Each run sits in its own `Arc` allocation (two counters and the `Run`).
+        let arc = std::mem::size_of::<Run>() + 2 * std::mem::size_of::<usize>();
+        let runs: usize = self.runs.iter().map(|r| r.heap_bytes() + arc).sum();
+        let dict = self.dict.as_ref().map_or(0, |d| d.heap_bytes());
         dict + self.codes_bytes()
             + self.buffer.heap_bytes()
             + runs
-            + self.runs.capacity() * std::mem::size_of::<Run>()
+            + self.runs.capacity() * std::mem::size_of::<Arc<Run>>()
     }
 
     fn guarantee(&self) -> Guarantee {
@@ -441,3 +616,5 @@ impl SeenSet for CompactSet {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_background;

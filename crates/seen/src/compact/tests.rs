@@ -208,16 +208,26 @@ proptest! {
         ids in proptest::collection::vec(0u64..3_000, 0..4_000),
         batch in 1usize..700,
     ) {
-        let mut set = CompactSet::new();
-        let mut model = BTreeSet::new();
         let keys: Vec<Vec<u8>> = ids.iter().map(|&i| url(i)).collect();
-        let mut out = Vec::new();
-        for chunk in keys.chunks(batch) {
-            let refs: Vec<&[u8]> = chunk.iter().map(Vec::as_slice).collect();
-            set.insert_batch(&refs, &mut out);
-            let want: Vec<bool> = chunk.iter().map(|k| model.insert(k.clone())).collect();
-            prop_assert_eq!(&out, &want);
-        }
+        let (set, model) = batches_against_a_model(CompactSet::new(), &keys, batch)?;
         check_against_model(&set, &model);
     }
+}
+
+/// Inserts `keys` into `set` in batches of `batch`, checking every answer
+/// against a model; returns both.
+pub(super) fn batches_against_a_model(
+    mut set: CompactSet,
+    keys: &[Vec<u8>],
+    batch: usize,
+) -> Result<(CompactSet, BTreeSet<Vec<u8>>), TestCaseError> {
+    let mut model = BTreeSet::new();
+    let mut out = Vec::new();
+    for chunk in keys.chunks(batch) {
+        let refs: Vec<&[u8]> = chunk.iter().map(Vec::as_slice).collect();
+        set.insert_batch(&refs, &mut out);
+        let want: Vec<bool> = chunk.iter().map(|k| model.insert(k.clone())).collect();
+        prop_assert_eq!(&out, &want);
+    }
+    Ok((set, model))
 }
