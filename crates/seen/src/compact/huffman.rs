@@ -40,6 +40,7 @@ pub(crate) struct Code {
 }
 
 /// Encoder side of a [`Code`]: bit-reversed codes and lengths.
+#[derive(Debug, Clone)]
 pub(crate) struct Encoder {
     codes: Vec<u16>,
     lens: Vec<u8>,
@@ -201,6 +202,11 @@ impl Code {
 }
 
 impl Encoder {
+    /// Heap bytes owned.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.codes.capacity() * 2 + self.lens.capacity()
+    }
+
     /// Appends the code of `symbol` to `out`.
     #[inline]
     pub(crate) fn put(&self, w: &mut BitWriter, out: &mut Vec<u8>, symbol: u16) {
