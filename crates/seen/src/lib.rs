@@ -66,6 +66,11 @@ pub trait SeenSet: Send {
         out.clear();
         out.extend(keys.iter().map(|k| self.insert(k)));
     }
+    /// Waits for work the set left to a background thread (a `compact` set
+    /// built with background merges), so that its structure and
+    /// [`SeenSet::heap_bytes`] are what they would be without it. Answers
+    /// never depend on it. The default has nothing to wait for.
+    fn settle(&mut self) {}
     /// Serialises the whole set so [`restore`] can rebuild it without the
     /// keys (the frontier reloads its seen index this way). `None` when the
     /// backend has no snapshot form: callers rebuild it from the keys instead.

@@ -319,6 +319,10 @@ impl SeenSet for Parted {
         self.parts[self.part(key)].contains(key)
     }
 
+    fn settle(&mut self) {
+        self.parts.iter_mut().for_each(|p| p.settle());
+    }
+
     fn len(&self) -> usize {
         self.parts.iter().map(|p| p.len()).sum()
     }

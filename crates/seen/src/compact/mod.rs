@@ -180,12 +180,6 @@ impl CompactSet {
         self
     }
 
-    /// Waits for the merge in flight, if any, and runs every merge then due:
-    /// the runs are what the tiers say, as after a foreground insert.
-    pub fn settle(&mut self) {
-        self.merge_due(true);
-    }
-
     fn buffer_cap(&self) -> usize {
         // Half the buffer when merges run elsewhere: the extra tier of merges
         // lands on the background thread, the bytes are saved here.
@@ -580,6 +574,12 @@ impl SeenSet for CompactSet {
 
     fn contains(&self, key: &[u8]) -> bool {
         self.contains_hashed(key, xxh3_64(key))
+    }
+
+    /// Waits for the merge in flight, if any, and runs every merge then due:
+    /// the runs are what the tiers say, as after a foreground insert.
+    fn settle(&mut self) {
+        self.merge_due(true);
     }
 
     fn len(&self) -> usize {

@@ -68,6 +68,29 @@ pub fn batch_equals_sequential(make: Make) {
     assert!(refs.iter().all(|k| a.contains(k)));
 }
 
+/// Enough keys to freeze and merge runs: [`SeenSet::settle`] (a no-op for
+/// most backends, waiting for background merges in others) changes no answer.
+pub fn settle_keeps_every_answer(make: Make) {
+    let keys: Vec<Vec<u8>> = (0..20_000u32)
+        .map(|i| format!("net.host{}.www/section{}/item-{}", i % 41, i % 9, i * 3).into_bytes())
+        .collect();
+    let mut s = make();
+    let mut out = Vec::new();
+    for chunk in keys.chunks(700) {
+        let refs: Vec<&[u8]> = chunk.iter().map(Vec::as_slice).collect();
+        s.insert_batch(&refs, &mut out);
+    }
+    let before = s.len();
+    s.settle();
+    assert_eq!(s.len(), before);
+    assert!(keys.iter().all(|k| s.contains(k)), "a key went missing");
+    assert!(!s.insert(&keys[12_345]), "a settled key is new again");
+    if is_exact(&*s) {
+        assert_eq!(before, keys.len());
+        assert!(!s.contains(b"net.host1.www/section1/item-2"));
+    }
+}
+
 pub fn empty_key(make: Make) {
     let mut s = make();
     assert!(!s.contains(b""));
@@ -304,6 +327,10 @@ macro_rules! conformance {
             #[test]
             fn batch_equals_sequential() {
                 suite::batch_equals_sequential(make)
+            }
+            #[test]
+            fn settle_keeps_every_answer() {
+                suite::settle_keeps_every_answer(make)
             }
             #[test]
             fn empty_key() {
