@@ -210,7 +210,13 @@ impl CompactSet {
                 Arc::new(Codes::from_histograms(&h, FIRST_TABLE_BITS))
             })
             .clone();
-        let mut b = RunBuilder::new(keys.len(), codes, dict);
+        // The newest run's bytes per key, scaled to this buffer.
+        let sizes = self.runs.last().map_or([0, 0], |r| {
+            let per = |bytes: usize| bytes * keys.len() / r.len().max(1);
+            let s = r.sizes();
+            [per(s[0]), per(s[1])]
+        });
+        let mut b = RunBuilder::new(keys.len(), codes, dict, sizes);
         keys.iter().for_each(|k| b.push(k));
         let run = b.finish();
         self.buffer.clear();
@@ -488,7 +494,11 @@ fn merge(runs: &[Arc<Run>], codes: Arc<Codes>, dict: &Dict) -> Run {
         .iter()
         .map(|r| Arc::ptr_eq(r.codes(), &codes))
         .collect();
-    let mut b = RunBuilder::new(total, codes, dict);
+    let sizes = runs
+        .iter()
+        .map(|r| r.sizes())
+        .fold([0, 0], |a, s| [a[0] + s[0], a[1] + s[1]]);
+    let mut b = RunBuilder::new(total, codes, dict, sizes);
     let mut cursors: Vec<RunCursor<'_>> = runs.iter().map(|r| r.cursor(dict)).collect();
     let mut live: Vec<bool> = cursors.iter_mut().map(RunCursor::advance).collect();
     while let Some(i) = smallest(&cursors, &live, None) {

@@ -220,17 +220,21 @@ pub(crate) struct RunBuilder<'d> {
 }
 
 impl<'d> RunBuilder<'d> {
-    pub(crate) fn new(len: usize, codes: Arc<Codes>, dict: &'d Dict) -> Self {
+    /// `sizes` estimates the run's block and index bytes (a merge: its
+    /// inputs'), so that they are allocated once instead of grown by
+    /// doubling (copies, and up to twice the bytes while it builds); the
+    /// estimate is trimmed to what was used at the end.
+    pub(crate) fn new(len: usize, codes: Arc<Codes>, dict: &'d Dict, sizes: [usize; 2]) -> Self {
         let run = Run {
             len,
             codes: codes.clone(),
             filter: BlockFilter::with_keys(len),
-            index: Vec::new(),
+            index: Vec::with_capacity(sizes[1]),
             group_offs: Vec::with_capacity(len.div_ceil(BLOCK * GROUP)),
             common: 0,
             head_words: Vec::new(),
             block_offs: Vec::with_capacity(len.div_ceil(BLOCK) + 1),
-            blocks: Vec::new(),
+            blocks: Vec::with_capacity(sizes[0]),
         };
         let bits = BitWriter::default();
         let (prev, prev_first, num) = (Vec::new(), Vec::new(), Vec::new());
@@ -748,6 +752,12 @@ impl Run {
     }
 
     /// Heap bytes by part: codes (0: counted by the set), filter, index, offsets, blocks.
+    /// Bytes of the blocks and of the index (what [`RunBuilder::new`] takes
+    /// as an estimate).
+    pub(crate) fn sizes(&self) -> [usize; 2] {
+        [self.blocks.len(), self.index.len()]
+    }
+
     pub(crate) fn parts(&self) -> [usize; 5] {
         [
             0,
