@@ -171,10 +171,11 @@ impl CompactSet {
     /// shared by every set built this way) while inserts go on: on two cores
     /// the caller's thread spends about half the time per insert; the work
     /// is the same. Answers do not depend on it: until a merge is installed
-    /// the set reads the runs it merges. While a merge is in flight the newest
-    /// runs are not merged, so lookups may probe more runs; past
-    /// `MAX_RUNS_BEHIND` the set waits for it. Snapshots, iteration and
-    /// `heap_bytes` see whichever runs are installed.
+    /// the set reads the runs it merges. While one is in flight, merges among
+    /// the newer runs run on the caller's thread, up to the tier the one in
+    /// flight will make; past `MAX_RUNS_BEHIND` runs the set waits for it.
+    /// Snapshots, iteration and `heap_bytes` see whichever runs are
+    /// installed; [`SeenSet::settle`] waits for the rest.
     pub fn with_background_merges(mut self) -> Self {
         self.background = true;
         self
