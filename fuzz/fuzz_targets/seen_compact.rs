@@ -6,7 +6,9 @@
 //! are the key. A final 0xFF byte pads the set with numbered keys so that
 //! small inputs still exercise buffer flushes and run merges. At the end the
 //! set's snapshot must restore to the same keys, and the raw input, read as
-//! a snapshot, must be refused or accepted without a panic.
+//! a snapshot, must be refused or accepted without a panic. An input whose
+//! length is odd runs the set with background merges (answers must not
+//! depend on when they land), and settles it before the final checks.
 #![no_main]
 
 use std::collections::BTreeSet;
@@ -15,7 +17,10 @@ use libfuzzer_sys::fuzz_target;
 use mgz_seen::{SeenSet, compact::CompactSet};
 
 fuzz_target!(|data: &[u8]| {
-    let mut set = CompactSet::new();
+    let mut set = match data.len() % 2 {
+        1 => CompactSet::new().with_background_merges(),
+        _ => CompactSet::new(),
+    };
     let mut model = BTreeSet::new();
     let mut rest = data;
     while let Some((&op, tail)) = rest.split_first() {
@@ -37,6 +42,8 @@ fuzz_target!(|data: &[u8]| {
         rest = tail;
     }
     assert_eq!(set.len(), model.len());
+    assert!(set.iter().eq(model.iter().cloned()));
+    set.settle();
     assert!(set.iter().eq(model.into_iter()));
     // The snapshot restores to the same keys; arbitrary bytes never panic.
     let back = CompactSet::restore(&set.snapshot().expect("compact has a snapshot")).expect("restores");
