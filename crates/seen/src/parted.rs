@@ -51,6 +51,7 @@
 //! ```
 //! The parts' backend is the name's stem (`fingerprint-parts` → `fingerprint`).
 
+use crate::compact::CompactSet;
 use crate::{Guarantee, SeenError, SeenSet};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
@@ -186,20 +187,19 @@ impl Parted {
 
     /// `compact` in [`PARTS`] parts routed by host.
     pub fn compact() -> Self {
-        let parts = (0..PARTS)
-            .map(|_| Box::new(crate::compact::CompactSet::new()) as Box<dyn SeenSet>)
-            .collect();
-        Parted::assemble(parts, Route::Host)
+        Self::compact_parts(CompactSet::new)
     }
 
     /// [`Parted::compact`] whose parts merge on the background thread
-    /// ([`crate::compact::CompactSet::with_background_merges`]).
+    /// ([`CompactSet::with_background_merges`]).
     pub fn compact_background() -> Self {
+        Self::compact_parts(|| CompactSet::new().with_background_merges())
+    }
+
+    /// [`PARTS`] sets made by `make`, routed by host.
+    fn compact_parts(make: fn() -> CompactSet) -> Self {
         let parts = (0..PARTS)
-            .map(|_| {
-                let set = crate::compact::CompactSet::new().with_background_merges();
-                Box::new(set) as Box<dyn SeenSet>
-            })
+            .map(|_| Box::new(make()) as Box<dyn SeenSet>)
             .collect();
         Parted::assemble(parts, Route::Host)
     }

@@ -6,7 +6,7 @@ use proptest::prelude::*;
 
 use super::*;
 
-fn url(i: u64) -> Vec<u8> {
+pub(super) fn url(i: u64) -> Vec<u8> {
     format!("com.host{}.www/dir{}/page-{}.html", i % 53, i % 7, i * 13).into_bytes()
 }
 

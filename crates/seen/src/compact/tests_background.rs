@@ -6,11 +6,8 @@ use std::collections::BTreeSet;
 
 use proptest::prelude::*;
 
+use super::tests::url;
 use super::*;
-
-fn url(i: u64) -> Vec<u8> {
-    format!("com.host{}.www/dir{}/page-{}.html", i % 61, i % 5, i * 7).into_bytes()
-}
 
 fn listed(set: &CompactSet) -> Vec<Vec<u8>> {
     set.iter().collect()
