@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use crate::codec::{Body, UrlState, parse_sched_key};
+use crate::codec::{Body, UrlState};
 use crate::error::Result;
 use crate::frontier::Frontier;
 use crate::lookup::queue_ids;
@@ -85,20 +85,18 @@ impl Frontier {
             return Ok(0);
         };
         let mut n = 0;
-        // Pending URLs (all in `sched`); their positions, to drop pointers below.
+        // Pending URLs (in `sched` and `disc`); their positions, to drop pointers below.
         let mut purged = HashSet::new();
-        for kv in self.store.sched.prefix(qid.to_be_bytes()) {
-            let (k, v) = kv.into_inner()?;
-            if Body::decode(&v)?.created >= cutoff {
-                continue;
+        self.store.for_each_pending(qid, |pos, v| {
+            if Body::decode(&v)?.created < cutoff {
+                self.store.pending_remove(batch, qid, pos);
+                q.leases.remove(&pos);
+                q.rec.pending = q.rec.pending.saturating_sub(1);
+                purged.insert(pos);
+                n += 1;
             }
-            let (_, next_fetch, seq) = parse_sched_key(&k)?;
-            batch.remove(&self.store.sched, k);
-            q.leases.remove(&(next_fetch, seq));
-            q.rec.pending = q.rec.pending.saturating_sub(1);
-            purged.insert((next_fetch, seq));
-            n += 1;
-        }
+            Ok(true)
+        })?;
         for kv in self.store.urls.prefix(qid.to_be_bytes()) {
             let (k, v) = kv.into_inner()?;
             match UrlState::decode(&v)? {
@@ -132,10 +130,11 @@ impl Frontier {
                 n += u64::from(matches!(UrlState::decode(&v)?, UrlState::Completed(_)));
                 batch.remove(&self.store.urls, k);
             }
-            for kv in self.store.sched.prefix(qid.to_be_bytes()) {
-                batch.remove(&self.store.sched, kv.key()?);
+            self.store.for_each_pending(qid, |pos, _| {
+                self.store.pending_remove(batch, qid, pos);
                 n += 1;
-            }
+                Ok(true)
+            })?;
             batch.remove(&self.store.queues, qid.to_be_bytes());
             if let Some(q) = t.remove_queue(qid) {
                 t.set_dirty(q.rec.crawl);

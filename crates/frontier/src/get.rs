@@ -10,10 +10,13 @@
 //! is the store read: a prefix scan of its `sched` range, skipping leased
 //! entries, stopping at the first URL not yet due.
 
+use fjall::UserValue;
+
 use crate::codec::{Body, parse_sched_key, sched_key};
+use crate::disc::order;
 use crate::error::Result;
 use crate::frontier::Frontier;
-use crate::table::{Queue, Table};
+use crate::table::{LeaseKey, Queue, Table};
 use crate::types::{GetParams, UrlRecord, crawl_name};
 
 /// Lease length when the caller passes 0.
@@ -183,8 +186,10 @@ impl Frontier {
         Ok(got)
     }
 
-    /// Scans the queue's `sched` range from its `scan_from` mark and leases
-    /// up to `room` due URLs; moves the mark past the entries now all leased.
+    /// Scans the queue's `sched` range from its `scan_from` mark and its
+    /// `disc` entries from its `disc_from` mark, merged in serving order
+    /// (see `disc`), and leases up to `room` due URLs; moves each mark past
+    /// the entries now all leased.
     fn lease(
         &self,
         q: &mut Queue,
@@ -194,46 +199,89 @@ impl Frontier {
         crawl: &str,
         out: &mut Vec<UrlRecord>,
     ) -> Result<usize> {
-        let mut got = 0;
         let from = sched_key(qid, q.scan_from.0, q.scan_from.1);
         let to = sched_key(qid, u64::MAX, u64::MAX);
-        let mut mark = q.scan_from;
-        let mut exhausted = true;
-        for kv in self.store.sched.range(from..=to) {
+        let sched = self.store.sched.range(from..=to).map(|kv| {
             let (k, v) = kv.into_inner()?;
             let (_, next_fetch, seq) = parse_sched_key(&k)?;
-            if next_fetch.saturating_mul(1000) > ask.now_ms {
-                q.due_hint_s = next_fetch;
-                exhausted = false;
+            Ok(((next_fetch, seq), v))
+        });
+        let disc = self.store.disc_scan(qid, q.disc_from, q.disc_hi);
+        let mut heads = [Head::new(Box::new(sched))?, Head::new(Box::new(disc))?];
+        let mut got = 0;
+        let mut full = false;
+        let due = |pos: LeaseKey| pos.0.saturating_mul(1000) <= ask.now_ms;
+        // The due head first in serving order; a stream whose head is not
+        // due is done (each is in next-fetch order).
+        while let Some(i) = pick(&heads, due) {
+            let Some((pos, v)) = heads[i].take()? else {
                 break;
+            };
+            match i {
+                0 => q.scan_from = (pos.0, pos.1 + 1),
+                _ => q.disc_from = pos.1 + 1,
             }
-            mark = (next_fetch, seq + 1);
-            if q.leases
-                .get(&(next_fetch, seq))
-                .is_some_and(|&e| e > ask.now_ms)
-            {
+            if q.leases.get(&pos).is_some_and(|&e| e > ask.now_ms) {
                 continue;
             }
             let body = Body::decode(&v)?;
             let expiry = ask.now_ms + ask.lease_ms;
-            q.leases.insert((next_fetch, seq), expiry);
-            q.by_url.insert(url_hash(&body.url), (next_fetch, seq));
+            q.leases.insert(pos, expiry);
+            q.by_url.insert(url_hash(&body.url), pos);
             q.lease_min_expiry_ms = q.lease_min_expiry_ms.min(expiry);
-            out.push(record(crawl, &q.rec.key, body, next_fetch));
+            out.push(record(crawl, &q.rec.key, body, pos.0));
             got += 1;
             if got == room {
-                exhausted = false;
+                full = true;
                 break;
             }
         }
-        // Everything before `mark` is leased now; expiry or insertion lowers it.
-        q.scan_from = mark;
-        if exhausted {
-            // Everything left is leased: nothing is due until a lease expires
-            // (live_leases resets the hint) or a URL arrives (min with its time).
-            q.due_hint_s = u64::MAX / 1000;
+        if !full {
+            // What is left is not due yet, or leased: nothing is due before
+            // the first unread head (a lease expiry resets the hint, see
+            // live_leases; an insertion takes the min with its time).
+            let next = heads
+                .iter()
+                .filter_map(|h| h.head.as_ref().map(|(p, _)| p.0));
+            q.due_hint_s = next.min().unwrap_or(u64::MAX / 1000);
+            if heads[1].head.is_none() {
+                // Every `disc` entry through segment `disc_hi` is leased: the
+                // next scan starts past it (an insertion lowers the mark).
+                let past = crate::disc::seg_start(q.disc_hi.saturating_add(1), self.store.seg_bits);
+                q.disc_from = q.disc_from.max(past);
+            }
         }
         Ok(got)
+    }
+}
+
+/// A stream of (position, body) in serving order with its first item read.
+struct Head<'a> {
+    rest: Box<dyn Iterator<Item = Result<(LeaseKey, UserValue)>> + 'a>,
+    head: Option<(LeaseKey, UserValue)>,
+}
+
+impl<'a> Head<'a> {
+    fn new(mut rest: Box<dyn Iterator<Item = Result<(LeaseKey, UserValue)>> + 'a>) -> Result<Self> {
+        let head = rest.next().transpose()?;
+        Ok(Head { rest, head })
+    }
+
+    /// The head, reading the next one in its place.
+    fn take(&mut self) -> Result<Option<(LeaseKey, UserValue)>> {
+        let next = self.rest.next().transpose()?;
+        Ok(std::mem::replace(&mut self.head, next))
+    }
+}
+
+/// Index of the stream whose head is due and first in serving order.
+fn pick(heads: &[Head<'_>; 2], due: impl Fn(LeaseKey) -> bool) -> Option<usize> {
+    let pos = |i: usize| heads[i].head.as_ref().map(|(p, _)| *p).filter(|p| due(*p));
+    match (pos(0), pos(1)) {
+        (Some(a), Some(b)) => Some(usize::from(order(b) < order(a))),
+        (Some(_), None) => Some(0),
+        (None, Some(_)) => Some(1),
+        (None, None) => None,
     }
 }
 

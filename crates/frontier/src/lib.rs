@@ -22,6 +22,7 @@ mod commit;
 mod control;
 mod counters;
 mod delete;
+mod disc;
 mod error;
 #[cfg(target_os = "linux")]
 mod fresh;
@@ -60,6 +61,7 @@ pub mod fuzzing {
         let _ = crate::codec::Body::decode(bytes);
         let _ = crate::codec::UrlState::decode(bytes);
         let _ = crate::codec::parse_sched_key(bytes);
+        let _ = crate::disc::parse_disc_key(bytes);
         let _ = crate::records::QueueRec::decode(bytes);
         let _ = crate::records::CrawlRec::decode(bytes);
         let _ = crate::counters::decode(bytes);

@@ -1,12 +1,12 @@
 //! Read-only views: statistics, crawl and queue listings, URL status,
 //! URL listing and counting. Listing URLs scans the store (cost linear in
 //! the URLs of the crawl or queue: per queue its completed URLs in `urls`,
-//! then its pending ones in `sched`); URL status reads `urls`, else scans
+//! then its pending ones in `sched` and `disc`); URL status reads `urls`, else scans
 //! the URL's queue (see `pending`); the rest reads only RAM.
 
 use mgz_url::CanonicalUrl;
 
-use crate::codec::{Body, UrlState, parse_sched_key, sched_key};
+use crate::codec::{Body, UrlState};
 use crate::error::{FrontierError, Result};
 use crate::frontier::Frontier;
 use crate::table::Table;
@@ -167,13 +167,14 @@ impl Frontier {
                     }
                 }
             }
-            for kv in self.store.sched.prefix(qid.to_be_bytes()) {
-                let (k, v) = kv.into_inner()?;
-                let (_, next_fetch, _) = parse_sched_key(&k)?;
+            let mut more = true;
+            self.store.for_each_pending(qid, |(next_fetch, _), v| {
                 let rec = crate::get::record(crawl, &key, Body::decode(&v)?, next_fetch);
-                if wanted(&rec) && !f(rec) {
-                    return Ok(());
-                }
+                more = !wanted(&rec) || f(rec);
+                Ok(more)
+            })?;
+            if !more {
+                return Ok(());
             }
         }
         Ok(())
@@ -192,8 +193,7 @@ impl Frontier {
             UrlState::Pending { next_fetch, seq } => {
                 let v = self
                     .store
-                    .sched
-                    .get(sched_key(qid, next_fetch, seq))?
+                    .pending_get(qid, (next_fetch, seq))?
                     .ok_or_else(|| {
                         FrontierError::corrupt("sched", "pending URL without its entry")
                     })?;

@@ -9,6 +9,7 @@
 //!
 //! ```text
 //! where a URL stands          urls entry                 sched entry
+//! (the schedule entry is in `sched` or `disc`, see `disc`)
 //! pending, unindexed          -                          qid|next|seq -> Body
 //! pending, indexed            qid|key -> Pending{next,seq}  qid|next|seq -> Body
 //! completed                   qid|key -> Completed(Body)    -
@@ -18,10 +19,10 @@
 //! dirty backend). Lookups by URL text (`put_known` of an unleased URL the
 //! seen set knows, `url_status`, the "seen" check of an untrusted or dirty
 //! crawl when `urls` has nothing) fall back to a scan of the URL's queue in
-//! `sched` — linear in that queue's pending URLs, which is fine for per-host
+//! `sched` and `disc` — linear in that queue's pending URLs, which is fine for per-host
 //! queues and rare calls. Leased URLs are found in RAM (`Queue::by_url`).
 
-use crate::codec::{Body, UrlState, parse_sched_key, url_key};
+use crate::codec::{Body, UrlState, url_key};
 use crate::error::Result;
 use crate::frontier::Frontier;
 use crate::table::LeaseKey;
@@ -30,14 +31,14 @@ impl Frontier {
     /// Position of pending URL `url` (canonical text) in queue `qid`'s
     /// schedule, found by scanning it.
     pub(crate) fn find_pending(&self, qid: u32, url: &str) -> Result<Option<LeaseKey>> {
-        for kv in self.store.sched.prefix(qid.to_be_bytes()) {
-            let (k, v) = kv.into_inner()?;
+        let mut found = None;
+        self.store.for_each_pending(qid, |pos, v| {
             if Body::decode(&v)?.url == url {
-                let (_, next_fetch, seq) = parse_sched_key(&k)?;
-                return Ok(Some((next_fetch, seq)));
+                found = Some(pos);
             }
-        }
-        Ok(None)
+            Ok(found.is_none())
+        })?;
+        Ok(found)
     }
 
     /// The stored state of a URL of queue `qid` (key bytes `ukey`, canonical

@@ -4,19 +4,20 @@
 //! lock decide each item against its crawl's seen set and build one fjall
 //! batch (pending entries + one counter record + sequence counter), commit
 //! it to the journal and return a [`Commit`] to wait on.
-//! Per new URL the store gets one entry, `sched` (20 B key + body), when the
-//! crawl's seen set is trusted and clean; otherwise also a `urls` pointer
-//! (~key + 18 B) so "seen" answers can be checked (see `pending`).
+//! Per new URL the store gets one entry, `disc` (24 B key + body, appended:
+//! see `disc`), when the crawl's seen set is trusted and clean; otherwise
+//! also a `urls` pointer (~key + 18 B) so "seen" answers can be checked (see
+//! `pending`). `put_known` with a schedule writes `sched` instead.
 
 use std::collections::HashSet;
 
 use mgz_url::CanonicalUrl;
 
-use crate::codec::{Body, UrlState, sched_key, url_key};
+use crate::codec::{Body, UrlState, url_key};
 use crate::commit::Commit;
 use crate::error::Result;
 use crate::frontier::Frontier;
-use crate::table::Table;
+use crate::table::{LeaseKey, Table};
 use crate::types::{KnownItem, MAX_KEY_LEN, PutOutcome, RejectReason, UrlItem, crawl_name};
 
 /// An item that passed validation.
@@ -66,7 +67,8 @@ impl Frontier {
                 out.push(PutOutcome::Seen);
                 continue;
             };
-            insert_pending(&mut t, &self.store, &mut batch, (qid, indexed), &p, now_s);
+            let pos = t.next_pos(now_s, true);
+            insert_pending(&mut t, &self.store, &mut batch, (qid, indexed), &p, pos);
             touched.insert(qid);
             out.push(PutOutcome::New);
         }
@@ -192,7 +194,7 @@ impl Frontier {
         let check = c.dirty || !trusted;
         // An unindexed URL's log record carries its schedule position, so a
         // replay can check the store for it without a `urls` entry.
-        let at = (!check).then_some((now_s, t.next_seq));
+        let at = (!check).then_some(t.next_pos(now_s, true));
         if t.seen_insert(cid, qid, &p.ukey, at) {
             if check {
                 in_batch.insert((cid, p.ukey.clone()));
@@ -230,7 +232,7 @@ impl Frontier {
         };
         match &old {
             Some(UrlState::Pending { next_fetch, seq }) => {
-                batch.remove(&self.store.sched, sched_key(qid, *next_fetch, *seq));
+                self.store.pending_remove(batch, qid, (*next_fetch, *seq));
                 q.leases.remove(&(*next_fetch, *seq));
                 q.rec.pending = q.rec.pending.saturating_sub(1);
             }
@@ -241,7 +243,8 @@ impl Frontier {
             q.rec.completed += 1;
             batch.insert(&self.store.urls, k, UrlState::Completed(p.body).encode());
         } else {
-            insert_pending(t, &self.store, batch, (qid, true), &p, next_fetch);
+            let pos = t.next_pos(next_fetch, false);
+            insert_pending(t, &self.store, batch, (qid, true), &p, pos);
         }
         Ok(if old.is_some() {
             PutOutcome::Updated
@@ -251,27 +254,40 @@ impl Frontier {
     }
 }
 
-/// Adds a pending URL to queue `qid`, due at `next_fetch`, with a `urls`
-/// pointer if `indexed`.
+impl Table {
+    /// The position the next pending URL gets: due at `next_fetch`, in
+    /// `disc` (`disc`: a discovered URL) or `sched`.
+    pub(crate) fn next_pos(&self, next_fetch: u64, disc: bool) -> LeaseKey {
+        let flag = if disc { crate::disc::DISC } else { 0 };
+        (next_fetch, self.next_seq | flag)
+    }
+}
+
+/// Adds a pending URL to queue `qid` at position `pos` (from
+/// [`Table::next_pos`]), with a `urls` pointer if `indexed`.
 fn insert_pending(
     t: &mut Table,
     store: &crate::store::Store,
     batch: &mut fjall::OwnedWriteBatch,
     (qid, indexed): (u32, bool),
     p: &Prepared,
-    next_fetch: u64,
+    pos: LeaseKey,
 ) {
-    let seq = t.next_seq;
     t.next_seq += 1;
     let mut body = Vec::with_capacity(p.body.url.len() + 32);
     p.body.encode(&mut body);
-    batch.insert(&store.sched, sched_key(qid, next_fetch, seq), body);
+    store.pending_insert(batch, qid, pos, body);
     if indexed {
+        let (next_fetch, seq) = pos;
         let state = UrlState::Pending { next_fetch, seq };
         batch.insert(&store.urls, url_key(qid, &p.ukey), state.encode());
     }
+    let seg = match crate::disc::is_disc(pos) {
+        true => crate::disc::seg_of(pos.1, t.seg_bits),
+        false => 0,
+    };
     if let Some(q) = t.queues.get_mut(&qid) {
         q.rec.pending += 1;
-        q.added((next_fetch, seq));
+        q.added(pos, seg);
     }
 }

@@ -13,6 +13,7 @@ use crate::table::Table;
 
 /// Loads crawls, queues and counters from `store` into `table`.
 pub fn load(store: &Store, table: &mut Table, seen: &SeenFactory) -> Result<()> {
+    table.seg_bits = store.seg_bits;
     for kv in store.meta.prefix(b"c") {
         let (k, v) = kv.into_inner()?;
         let id = crawl_id_of(&k)?;
@@ -41,6 +42,9 @@ pub fn load(store: &Store, table: &mut Table, seen: &SeenFactory) -> Result<()> 
         table.insert_queue(qid, rec);
         if let Some(q) = table.queues.get_mut(&qid) {
             q.stored = true;
+            // Its `disc` entries may be in any segment so far.
+            q.disc_from = crate::disc::DISC;
+            q.disc_hi = q.disc_hi.max(store.disc_top());
         }
     }
     crate::counters::load(store, table)?;
@@ -48,7 +52,7 @@ pub fn load(store: &Store, table: &mut Table, seen: &SeenFactory) -> Result<()> 
 }
 
 /// Inserts every stored URL key into its crawl's seen set: the `urls` keys,
-/// then the keys of the pending URLs in `sched` (unindexed ones have no
+/// then the keys of the pending URLs in `sched` and `disc` (unindexed ones have no
 /// `urls` entry, see `pending`), re-derived from their canonical text with
 /// `policy` (canonicalisation is idempotent, so the key is the stored one).
 pub fn rebuild_seen(store: &Store, table: &mut Table, policy: &mgz_url::Policy) -> Result<()> {
@@ -60,9 +64,23 @@ pub fn rebuild_seen(store: &Store, table: &mut Table, policy: &mgz_url::Policy) 
             c.seen.insert(&k[4..]);
         }
     }
-    for kv in store.sched.iter() {
-        let (k, v) = kv.into_inner()?;
-        let crawl = crawl_of.get(table, qid_of(&k, "sched key")?)?;
+    let sched = store
+        .sched
+        .iter()
+        .map(|kv| -> Result<(u32, fjall::UserValue)> {
+            let (k, v) = kv.into_inner()?;
+            Ok((qid_of(&k, "sched key")?, v))
+        });
+    let disc = store
+        .disc
+        .iter()
+        .map(|kv| -> Result<(u32, fjall::UserValue)> {
+            let (k, v) = kv.into_inner()?;
+            Ok((crate::disc::parse_disc_key(&k)?.1, v))
+        });
+    for entry in sched.chain(disc) {
+        let (qid, v) = entry?;
+        let crawl = crawl_of.get(table, qid)?;
         let url = crate::codec::Body::decode(&v)?.url;
         let canon = mgz_url::CanonicalUrl::parse(&url, None, policy)
             .map_err(|e| FrontierError::corrupt("sched value", format!("stored URL: {e}")))?;

@@ -17,7 +17,7 @@
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use crate::codec::{sched_key, url_key};
+use crate::codec::url_key;
 use crate::error::{FrontierError, Result};
 use crate::frontier::{Frontier, SeenFactory};
 use crate::seenlog::{self, Replay, SeenLog};
@@ -125,7 +125,7 @@ fn apply(store: &Store, table: &mut Table, r: &Replay) -> Result<()> {
         let Some(c) = table.crawls.get_mut(&k.crawl) else {
             continue;
         };
-        let in_sched = |(next, seq)| store.sched.contains_key(sched_key(k.qid, next, seq));
+        let in_sched = |pos| store.pending_contains(k.qid, pos);
         if k.trusted
             || store.urls.contains_key(url_key(k.qid, &k.key))?
             || k.at.map(in_sched).transpose()?.unwrap_or(false)

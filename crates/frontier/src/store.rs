@@ -5,12 +5,15 @@
 //! DIR/FORMAT          16 bytes: "MGZF" | version u32 LE | xxh3-64 of the first 8 bytes
 //! DIR/store/          fjall database
 //!     meta    "c"+crawl id -> CrawlRec    "seq" -> next seq    "active" -> u8
+//!             "dseg" -> segment bits of `disc` (u8, written when the store is made)
 //!     queues  qid          -> QueueRec
 //!     urls    qid | URL key             -> UrlState (completed body, or pointer of an indexed pending URL)
-//!     sched   qid | next fetch | seq    -> Body (pending URLs, FIFO by key order)
+//!     sched   qid | next fetch | seq    -> Body (pending URLs put with a schedule, FIFO by key order)
+//!     disc    seg | qid | seq | next    -> Body (discovered pending URLs, appended; see `disc`)
 //! ```
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicU32;
 
 use fjall::{Database, Keyspace, KeyspaceCreateOptions};
 use xxhash_rust::xxh3::xxh3_64;
@@ -21,10 +24,12 @@ use crate::error::{FrontierError, Result};
 /// 2: counter records (`meta` "n" keys) hold queue counters between folds.
 /// 3: pending URLs may lack a `urls` entry (see `pending`); seen-log key
 ///    records may carry a schedule position (tag 4).
-/// Versions 1 and 2 are valid version-3 directories (no counter records,
-/// every pending URL indexed), so they are upgraded in place at open (an
-/// older binary then refuses the directory with a `FormatVersion` error).
-pub const FORMAT_VERSION: u32 = 3;
+/// 4: discovered URLs go to the `disc` keyspace (see `disc`).
+/// Versions 1 to 3 are valid version-4 directories (no counter records,
+/// every pending URL indexed, no `disc` entries), so they are upgraded in
+/// place at open (an older binary then refuses the directory with a
+/// `FormatVersion` error).
+pub const FORMAT_VERSION: u32 = 4;
 const MAGIC: &[u8; 4] = b"MGZF";
 
 /// Tuning of the embedded store.
@@ -68,6 +73,11 @@ pub struct StoreOptions {
     /// queue with rotation requests (reproduced here at 10M, and reported
     /// upstream as fjall-rs/fjall#323); more workers make that unlikely.
     pub worker_threads: u8,
+    /// Segment bits of the `disc` keyspace of a NEW store (0: 20, so
+    /// 1,048,576 discovered URLs per segment; see `disc`). An existing store
+    /// keeps the value it was made with (meta "dseg"). Small values only
+    /// make tests cross segments often.
+    pub segment_bits: u8,
 }
 
 impl Default for StoreOptions {
@@ -84,6 +94,7 @@ impl Default for StoreOptions {
             memtable_bytes: 6 << 20,
             l0_threshold: 16,
             worker_threads: 0,
+            segment_bits: 0,
         }
     }
 }
@@ -98,8 +109,14 @@ pub struct Store {
     pub queues: Keyspace,
     /// URL → state.
     pub urls: Keyspace,
-    /// Pending URLs in serve order.
+    /// Pending URLs put with a schedule, in serve order.
     pub sched: Keyspace,
+    /// Discovered pending URLs, by segment (see `disc`).
+    pub disc: Keyspace,
+    /// Segment bits of `disc` (fixed when the store is made).
+    pub seg_bits: u8,
+    /// Highest `disc` segment that may hold entries.
+    pub(crate) disc_top: AtomicU32,
     /// The state directory.
     pub dir: PathBuf,
 }
@@ -123,11 +140,21 @@ impl Store {
         let db = builder(&path, opts).open().map_err(|e| at(dir, e))?;
         tails.warn_if_truncated();
         let ks = |name: &str| keyspace(&db, name, opts).map_err(|e| at(dir, e));
+        let (meta, disc) = (ks("meta")?, ks("disc")?);
+        let seg_bits = segment_bits(&meta, opts)?;
+        // The highest segment is the first 4 bytes of the last key.
+        let top = match disc.last_key_value() {
+            Some(kv) => crate::disc::parse_disc_key(&kv.key()?)?.0,
+            None => 0,
+        };
         Ok(Store {
-            meta: ks("meta")?,
+            meta,
             queues: ks("queues")?,
             urls: ks("urls")?,
             sched: ks("sched")?,
+            disc,
+            seg_bits,
+            disc_top: AtomicU32::new(top),
             db,
             dir: dir.to_path_buf(),
         })
@@ -137,7 +164,13 @@ impl Store {
     /// journal to replay (at close: replaying up to `max_journaling_size`
     /// was most of a restart).
     pub fn flush_memtables(&self) -> Result<()> {
-        for ks in [&self.meta, &self.queues, &self.urls, &self.sched] {
+        for ks in [
+            &self.meta,
+            &self.queues,
+            &self.urls,
+            &self.sched,
+            &self.disc,
+        ] {
             ks.rotate_memtable_and_wait()?;
         }
         Ok(())
@@ -198,20 +231,42 @@ fn keyspace(db: &Database, name: &str, opts: StoreOptions) -> fjall::Result<Keys
             // compaction does not buffer 8 bytes per key for one (at 10M URLs, one run
             // each: put-phase CPU 108.6 s against 128.2 s; docs/BENCHMARKS.md,
             // "Session 10").
-            "sched" => o.filter_policy(fjall::config::FilterPolicy::disabled()),
+            // `disc` likewise (see `disc`).
+            "sched" | "disc" => o.filter_policy(fjall::config::FilterPolicy::disabled()),
             _ => o,
         }
     })
 }
 
-/// Creates a store with its four keyspaces at `path` and closes it.
+/// Creates a store with its five keyspaces at `path` and closes it.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn build_new(path: &Path, opts: StoreOptions) -> fjall::Result<()> {
     let db = builder(path, opts).open()?;
-    for name in ["meta", "queues", "urls", "sched"] {
+    for name in ["meta", "queues", "urls", "sched", "disc"] {
         keyspace(&db, name, opts)?;
     }
     db.persist(fjall::PersistMode::SyncAll)
+}
+
+/// The store's `disc` segment bits: the recorded value, else (a new or
+/// pre-format-4 store) the option's, recorded now (before any `disc` entry
+/// can be written: the journal keeps writes in order).
+fn segment_bits(meta: &Keyspace, opts: StoreOptions) -> Result<u8> {
+    if let Some(v) = meta.get(b"dseg")? {
+        return match v.as_ref() {
+            [b @ 1..=40] => Ok(*b),
+            _ => Err(FrontierError::corrupt(
+                "meta dseg",
+                "not one byte in 1..=40",
+            )),
+        };
+    }
+    let bits = match opts.segment_bits {
+        0 => crate::disc::DEFAULT_SEGMENT_BITS,
+        b => b.clamp(1, 40),
+    };
+    meta.insert(b"dseg", [bits])?;
+    Ok(bits)
 }
 
 /// A store error at open, naming the directory.
@@ -237,8 +292,8 @@ fn check_format_file(dir: &Path) -> Result<()> {
     let path = dir.join("FORMAT");
     match std::fs::read(&path) {
         Ok(bytes) => match parse_format(&bytes) {
-            // Versions 1 and 2 open as they are; the file is rewritten to say so.
-            Err(FrontierError::FormatVersion { found: 1 | 2, .. }) => write_format_file(&path),
+            // Versions 1 to 3 open as they are; the file is rewritten to say so.
+            Err(FrontierError::FormatVersion { found: 1..=3, .. }) => write_format_file(&path),
             other => other.map_err(|e| e.in_file(&path)),
         },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -333,7 +388,7 @@ mod tests {
         assert!(parse_format(&format_bytes(FORMAT_VERSION)).is_ok());
         assert!(matches!(
             parse_format(&format_bytes(FORMAT_VERSION + 1)),
-            Err(FrontierError::FormatVersion { found: 4, .. })
+            Err(FrontierError::FormatVersion { found: 5, .. })
         ));
         let mut b = format_bytes(FORMAT_VERSION);
         b[5] ^= 1;

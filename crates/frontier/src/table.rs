@@ -51,6 +51,11 @@ pub struct Queue {
     /// Skipping the head this way avoids re-reading the tombstones that
     /// completed URLs leave at the front of the queue (the LSM queue trap).
     pub scan_from: LeaseKey,
+    /// The same mark in `disc`: a (flagged) seq; every `disc` entry of the
+    /// queue with a lower seq is leased.
+    pub disc_from: u64,
+    /// Highest `disc` segment that may hold entries of the queue.
+    pub disc_hi: u32,
     /// Leased URLs by xxh3-128 of their canonical text, so completing one
     /// needs no store read; an entry counts only while `leases` holds its key.
     pub by_url: SlimMap<u128, LeaseKey>,
@@ -112,6 +117,8 @@ pub struct Table {
     pub active: bool,
     /// Whether seen-set changes are written to the seen log.
     pub logging: bool,
+    /// Segment bits of `disc` (the store's).
+    pub seg_bits: u8,
     /// Seen-log records of the write under way (one frame at commit).
     pub log_buf: Vec<u8>,
     /// Counter records not folded into queue records yet.
@@ -141,6 +148,7 @@ impl Table {
         }
         self.domains[d].queues.push(qid);
         self.next_qid = self.next_qid.max(qid + 1);
+        let cur_seg = crate::disc::seg_of(self.next_seq, self.seg_bits);
         if let Some(old) = self.queues.remove(&qid) {
             self.keys.remove(old.rec.crawl, &old.rec.key, qid);
         }
@@ -155,6 +163,10 @@ impl Table {
                 due_hint_s: 0,
                 stamp: 0,
                 scan_from: (0, 0),
+                // A new queue has no `disc` entry before the current segment
+                // (`recover::load` widens this for stored queues).
+                disc_from: crate::disc::seg_start(cur_seg, self.seg_bits),
+                disc_hi: cur_seg,
                 stored: false,
                 by_url: SlimMap::default(),
             },
@@ -225,30 +237,45 @@ impl Queue {
     /// Drops expired leases and returns how many are still in flight.
     pub fn live_leases(&mut self, now_ms: u64) -> usize {
         if self.lease_min_expiry_ms <= now_ms {
-            let mut first_expired = None;
+            // The first expired entry of each keyspace (`sched`, `disc`).
+            let mut first_expired: [Option<LeaseKey>; 2] = [None, None];
             self.leases.retain(|k, exp| {
                 let live = *exp > now_ms;
                 if !live {
-                    first_expired = Some(first_expired.map_or(*k, |f: LeaseKey| f.min(*k)));
+                    let f = &mut first_expired[usize::from(crate::disc::is_disc(*k))];
+                    *f = Some(f.map_or(*k, |f| f.min(*k)));
                 }
                 live
             });
-            if let Some(k) = first_expired {
+            if first_expired.iter().any(Option::is_some) {
                 let leases = &self.leases;
                 self.by_url.retain(|_, lk| leases.contains_key(lk));
                 // Their URLs are unleased pending entries again, maybe due.
                 self.due_hint_s = 0;
-                self.scan_from = self.scan_from.min(k);
+                for k in first_expired.into_iter().flatten() {
+                    self.lower_marks(k);
+                }
             }
             self.lease_min_expiry_ms = self.leases.values().copied().min().unwrap_or(u64::MAX);
         }
         self.leases.len()
     }
 
-    /// Notes a pending entry added at `key` (due at `key.0`).
-    pub fn added(&mut self, key: LeaseKey) {
+    /// Notes a pending entry added at `key` (due at `key.0`) in segment
+    /// `seg` (0 for `sched`).
+    pub fn added(&mut self, key: LeaseKey, seg: u32) {
         self.due_hint_s = self.due_hint_s.min(key.0);
-        self.scan_from = self.scan_from.min(key);
+        self.disc_hi = self.disc_hi.max(seg);
+        self.lower_marks(key);
+    }
+
+    /// Moves the scan mark of `key`'s keyspace back to `key` if it is past it.
+    fn lower_marks(&mut self, key: LeaseKey) {
+        if crate::disc::is_disc(key) {
+            self.disc_from = self.disc_from.min(key.1);
+        } else {
+            self.scan_from = self.scan_from.min(key);
+        }
     }
 
     /// Whether an unleased pending URL may be due now (cheap, may say yes wrongly).

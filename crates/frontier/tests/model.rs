@@ -9,7 +9,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use mgz_frontier::{
-    Durability, Frontier, FrontierOptions, GetParams, KnownItem, ManualClock, PutOutcome, UrlItem,
+    Durability, Frontier, FrontierOptions, GetParams, KnownItem, ManualClock, PutOutcome,
+    StoreOptions, UrlItem,
 };
 use proptest::prelude::*;
 
@@ -186,6 +187,11 @@ impl Harness {
         let opts = FrontierOptions {
             clock: Arc::new(clock.clone()),
             durability: Durability::OsBuffer,
+            // 4 discovered URLs per `disc` segment: runs cross many.
+            store: StoreOptions {
+                segment_bits: 2,
+                ..StoreOptions::default()
+            },
             ..FrontierOptions::default()
         };
         Frontier::open(dir, opts).unwrap()

@@ -6,7 +6,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use mgz_frontier::{
-    Durability, Frontier, FrontierOptions, ManualClock, PutOutcome, UrlItem, seen_factory,
+    Durability, Frontier, FrontierOptions, ManualClock, PutOutcome, StoreOptions, UrlItem,
+    seen_factory,
 };
 
 fn opts(backend: &str) -> FrontierOptions {
@@ -14,6 +15,11 @@ fn opts(backend: &str) -> FrontierOptions {
         clock: Arc::new(ManualClock::new(1_700_000_000_000)),
         durability: Durability::OsBuffer,
         seen: seen_factory(backend, 10_000).unwrap(),
+        // 256 discovered URLs per `disc` segment: 2,000 URLs fill 8.
+        store: StoreOptions {
+            segment_bits: 8,
+            ..StoreOptions::default()
+        },
         ..FrontierOptions::default()
     }
 }

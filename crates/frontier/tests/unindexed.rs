@@ -8,8 +8,8 @@
 use std::sync::Arc;
 
 use mgz_frontier::{
-    Durability, Frontier, FrontierOptions, KnownItem, ManualClock, PutOutcome, UrlItem, UrlQuery,
-    seen_factory,
+    Durability, Frontier, FrontierOptions, KnownItem, ManualClock, PutOutcome, StoreOptions,
+    UrlItem, UrlQuery, seen_factory,
 };
 
 const T0: u64 = 1_700_000_000_000;
@@ -19,6 +19,11 @@ fn open(dir: &std::path::Path, clock: &ManualClock, backend: &str) -> Frontier {
         clock: Arc::new(clock.clone()),
         durability: Durability::OsBuffer,
         seen: seen_factory(backend, 1000).unwrap(),
+        // 2 discovered URLs per `disc` segment.
+        store: StoreOptions {
+            segment_bits: 1,
+            ..StoreOptions::default()
+        },
         ..FrontierOptions::default()
     };
     Frontier::open(dir, opts).unwrap()
@@ -114,21 +119,44 @@ fn untrusted_backend_stores_pending_urls_indexed() {
     scenario("bloom");
 }
 
+/// Versions 2 and 3 kept every pending URL in `sched` (what `put_known`
+/// with a schedule still writes there); such a directory opens as version
+/// 4, serves them merged with URLs discovered after the upgrade, in order.
 #[test]
-fn a_version_2_directory_is_upgraded_in_place() {
-    let dir = tempfile::tempdir().unwrap();
-    let clock = ManualClock::new(T0);
-    let f = open(dir.path(), &clock, "hash");
-    put(&f, &["http://a.com/1"]);
-    f.close().unwrap();
-    let mut v2 = b"MGZF".to_vec();
-    v2.extend_from_slice(&2u32.to_le_bytes());
-    let sum = xxhash_rust::xxh3::xxh3_64(&v2);
-    v2.extend_from_slice(&sum.to_le_bytes());
-    std::fs::write(dir.path().join("FORMAT"), &v2).unwrap();
-    let f = open(dir.path(), &clock, "hash");
-    assert_eq!(f.stats("", None).size, 1);
-    drop(f);
-    let now = std::fs::read(dir.path().join("FORMAT")).unwrap();
-    assert_eq!(now[4..8], mgz_frontier::FORMAT_VERSION.to_le_bytes());
+fn version_2_and_3_directories_are_upgraded_in_place() {
+    for version in [2u32, 3] {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = ManualClock::new(T0);
+        let f = open(dir.path(), &clock, "hash");
+        let s = T0 / 1000;
+        assert_eq!(known(&f, "http://a.com/old-late", s - 10), PutOutcome::New);
+        assert_eq!(known(&f, "http://a.com/old-early", s - 30), PutOutcome::New);
+        f.close().unwrap();
+        let mut old = b"MGZF".to_vec();
+        old.extend_from_slice(&version.to_le_bytes());
+        let sum = xxhash_rust::xxh3::xxh3_64(&old);
+        old.extend_from_slice(&sum.to_le_bytes());
+        std::fs::write(dir.path().join("FORMAT"), &old).unwrap();
+        clock.advance_ms(60_000);
+        let f = open(dir.path(), &clock, "hash");
+        assert_eq!(f.stats("", None).size, 2);
+        let fresh = [
+            "http://a.com/new1",
+            "http://a.com/new2",
+            "http://a.com/new3",
+        ];
+        assert!(put(&f, &fresh).iter().all(|o| *o == PutOutcome::New));
+        let params = mgz_frontier::GetParams {
+            max_queues: 1,
+            max_urls_per_queue: 10,
+            ..Default::default()
+        };
+        let served: Vec<_> = f.get(&params).unwrap().into_iter().map(|r| r.url).collect();
+        let want = ["old-early", "old-late", "new1", "new2", "new3"];
+        let want: Vec<_> = want.iter().map(|p| format!("http://a.com/{p}")).collect();
+        assert_eq!(served, want, "version {version}");
+        drop(f);
+        let now = std::fs::read(dir.path().join("FORMAT")).unwrap();
+        assert_eq!(now[4..8], mgz_frontier::FORMAT_VERSION.to_le_bytes());
+    }
 }

@@ -55,6 +55,9 @@ pub struct FrontierArgs {
     /// Store flush/compaction threads (default: the library's).
     #[arg(long)]
     store_workers: Option<u8>,
+    /// Segment bits of the store's discovery schedule (default: the library's, 20).
+    #[arg(long)]
+    segment_bits: Option<u8>,
     /// Run only the bare-fjall baseline and print its rate (the child
     /// process the benchmark starts).
     #[arg(long, hide = true)]
@@ -82,6 +85,9 @@ fn options(a: &FrontierArgs) -> anyhow::Result<FrontierOptions> {
     }
     if let Some(n) = a.store_workers {
         store.worker_threads = n;
+    }
+    if let Some(n) = a.segment_bits {
+        store.segment_bits = n;
     }
     Ok(FrontierOptions {
         seen,
