@@ -162,8 +162,8 @@ impl Committer {
     }
 
     /// Registers a write just committed to the journal buffer, whose keys
-    /// end at `mark` in the seen log; call while still holding the lock that
-    /// ordered the write.
+    /// end at `mark` in the seen log; call while still holding the lock (or
+    /// the turn of `order::CommitOrder`) that ordered the write.
     pub fn written(&self, mark: Option<(u64, u64)>) -> Result<Commit> {
         if let Durability::OsBuffer = self.mode {
             self.db.persist(PersistMode::Buffer)?;

@@ -4,6 +4,9 @@
 //! one fjall batch under that mutex (so the seen set, the counters and the
 //! store change together) and then waits for group commit *outside* it, so
 //! concurrent writers share fsyncs. URL parsing happens before the lock.
+//! `put_discovered` also commits its batch after releasing the lock, in the
+//! order batches were decided (`order`); every other operation drains those
+//! commits when it takes the lock ([`Frontier::lock`]).
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -75,6 +78,8 @@ pub struct Frontier {
     pub(crate) seen_log: Option<SharedLog>,
     /// Held while a snapshot is written (one at a time).
     pub(crate) snapshotting: Mutex<()>,
+    /// Order of the commits made outside the table lock.
+    pub(crate) order: crate::order::CommitOrder,
 }
 
 impl std::fmt::Debug for Frontier {
@@ -114,10 +119,22 @@ impl Frontier {
             opts,
             seen_log,
             snapshotting: Mutex::new(()),
+            order: crate::order::CommitOrder::default(),
         })
     }
 
+    /// The table, once the store holds every change it records (commits
+    /// of `put_discovered` still under way are waited for).
     pub(crate) fn lock(&self) -> MutexGuard<'_, Table> {
+        let t = self.lock_undrained();
+        self.order.drain();
+        t
+    }
+
+    /// The table, possibly ahead of the store by the batches of
+    /// `put_discovered` calls still committing: for `put_discovered`, which
+    /// drains before any store read (see `order`).
+    pub(crate) fn lock_undrained(&self) -> MutexGuard<'_, Table> {
         self.table.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -128,17 +145,23 @@ impl Frontier {
     /// Writes the seen-log frame of this write (before the store may hold
     /// the batch), commits `batch` and registers it with the group committer.
     pub(crate) fn commit(&self, t: &mut Table, batch: fjall::OwnedWriteBatch) -> Result<Commit> {
-        let mut mark = None;
-        if let Some(log) = &self.seen_log
-            && !t.log_buf.is_empty()
-        {
-            let mut l = log.lock().unwrap_or_else(|p| p.into_inner());
-            let appended = l.append(&t.log_buf);
-            t.log_buf.clear();
-            mark = Some((l.generation(), appended?));
-        }
+        let mark = self.log_frame(t)?;
         batch.commit()?;
         self.committer.written(mark)
+    }
+
+    /// Writes the seen-log frame of the write under way; returns its mark.
+    pub(crate) fn log_frame(&self, t: &mut Table) -> Result<Option<(u64, u64)>> {
+        let Some(log) = &self.seen_log else {
+            return Ok(None);
+        };
+        if t.log_buf.is_empty() {
+            return Ok(None);
+        }
+        let mut l = log.lock().unwrap_or_else(|p| p.into_inner());
+        let appended = l.append(&t.log_buf);
+        t.log_buf.clear();
+        Ok(Some((l.generation(), appended?)))
     }
 
     /// Makes every write so far durable now (fsync), without waiting for the group interval.

@@ -29,6 +29,7 @@ mod fresh;
 mod frontier;
 mod get;
 mod lookup;
+mod order;
 mod pending;
 mod put;
 mod queues;

@@ -49,7 +49,7 @@ impl Frontier {
         let now_s = (self.now_ms() / 1000).max(1);
         let prepared: Vec<_> = items.iter().map(|i| self.prepare(i, now_s)).collect();
         let mut out = Vec::with_capacity(items.len());
-        let mut t = self.lock();
+        let mut t = self.lock_undrained();
         let mut batch = self.store.db.batch();
         let mut touched = HashSet::new();
         let mut in_batch = HashSet::new();
@@ -76,7 +76,14 @@ impl Frontier {
             return Ok((out, Commit::done()));
         }
         t.write_counters(touched, &self.store, &mut batch);
-        let commit = self.commit(&mut t, batch)?;
+        // Commit after the lock, in decision order (see `order`).
+        let mark = self.log_frame(&mut t)?;
+        let ticket = self.order.ticket();
+        drop(t);
+        let commit = self.order.in_turn(ticket, || -> Result<Commit> {
+            batch.commit()?;
+            self.committer.written(mark)
+        })?;
         Ok((out, commit))
     }
 
@@ -204,6 +211,8 @@ impl Frontier {
         if !check || !in_batch.insert((cid, p.ukey.clone())) {
             return Ok(None);
         }
+        // The store must hold every batch decided before this one.
+        self.order.drain();
         let stored = self.url_state(qid, &p.ukey, &p.body.url)?.is_some();
         Ok((!stored).then_some(true))
     }
