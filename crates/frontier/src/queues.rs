@@ -126,7 +126,18 @@ pub struct KeyIndex {
 }
 
 fn key_hash(crawl: u32, key: &str) -> u64 {
-    xxhash_rust::xxh3::xxh3_64_with_seed(key.as_bytes(), u64::from(crawl))
+    with_crawl(crawl, text_hash(key))
+}
+
+/// The part of a key's index hash that does not depend on the crawl, so
+/// callers can compute it before they take the table lock.
+pub fn text_hash(key: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(key.as_bytes())
+}
+
+/// The index hash of `key` in crawl `crawl` from its [`text_hash`].
+fn with_crawl(crawl: u32, text_hash: u64) -> u64 {
+    text_hash ^ u64::from(crawl).wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
 /// The index hash of queue `qid` (0 if it is missing, which the
@@ -140,12 +151,17 @@ fn hash_of(queues: &Queues, qid: u32) -> u64 {
 impl KeyIndex {
     /// The qid of `key` in crawl `crawl`.
     pub fn find(&self, queues: &Queues, crawl: u32, key: &str) -> Option<u32> {
+        self.find_hashed(queues, crawl, key, text_hash(key))
+    }
+
+    /// [`KeyIndex::find`] with the key's [`text_hash`] already computed.
+    pub fn find_hashed(&self, queues: &Queues, crawl: u32, key: &str, h: u64) -> Option<u32> {
         let same = |qid: &u32| {
             queues
                 .get(qid)
                 .is_some_and(|q| q.rec.crawl == crawl && q.rec.key == key)
         };
-        self.table.find(key_hash(crawl, key), same).copied()
+        self.table.find(with_crawl(crawl, h), same).copied()
     }
 
     /// Indexes queue `qid`, already in `queues` and not yet indexed.
