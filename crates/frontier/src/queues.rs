@@ -11,7 +11,7 @@
 //! Why: a `HashMap<u32, Queue>` paid a ~160-byte bucket per queue at its
 //! load factor (7/16 to 7/8 full: 180–370 B per queue), and the key → qid
 //! map a second copy of every key plus a 32-byte bucket. Here a queue costs
-//! its slot (`size_of::<Queue>()`, 152 B), its key once (in `rec.key`), and
+//! its slot (`size_of::<Queue>()`, 160 B; 152 before the `disc` marks), its key once (in `rec.key`), and
 //! 4–9 B of index (a `u32` and a control byte per bucket at the load
 //! factor); a chunk wastes at most 1,023 empty slots (qids are dense: they
 //! are handed out in order and only deleted queues leave holes).
@@ -25,7 +25,7 @@ use hashbrown::HashTable;
 
 use crate::table::Queue;
 
-/// Slots per chunk (a chunk of 152-byte queues is ~152 KiB).
+/// Slots per chunk (a chunk of 160-byte queues is 160 KiB).
 const CHUNK: usize = 1024;
 
 struct Chunk {

@@ -14,8 +14,8 @@
 //! hosts (rotating) as it takes, so a site with 1,000 subdomains of two URLs
 //! each gets the same share of URLs as a single host with a long backlog. Memory is per queue, never per URL
 //! (apart from leases in flight): ~220 B per queue (`probe::queue_table` with
-//! 10,000 queues, 324 before the dense store of `queues.rs`: the 152-byte
-//! `Queue`, its key once, ~5-9 B of key index, its share of the domain ring) plus
+//! 10,000 queues when `Queue` was 152 bytes, 324 before the dense store of
+//! `queues.rs`; the `disc` marks of format 4 add 8 B: the 160-byte `Queue`, its key once, ~5-9 B of key index, its share of the domain ring) plus
 //! 60-130 B per lease in flight (entries of 24 + 32 B in two hash maps at
 //! their load factor); an idle queue holds no lease memory.
 
