@@ -48,6 +48,16 @@ pub struct KnownItem {
     pub next_fetch: u64,
 }
 
+impl KnownItem {
+    /// `url` (default crawl, no metadata) marked completed: never served again.
+    pub fn completed(url: impl Into<String>) -> Self {
+        KnownItem {
+            item: UrlItem::new(url),
+            next_fetch: 0,
+        }
+    }
+}
+
 /// What happened to one item of a put batch.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

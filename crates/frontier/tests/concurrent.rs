@@ -60,13 +60,7 @@ fn concurrent_puts_and_leases_serve_every_url_once() {
                 if got.is_empty() && !still_writing {
                     return served;
                 }
-                let done: Vec<_> = got
-                    .iter()
-                    .map(|r| KnownItem {
-                        item: UrlItem::new(r.url.clone()),
-                        next_fetch: 0,
-                    })
-                    .collect();
+                let done: Vec<_> = got.iter().map(|r| KnownItem::completed(&r.url)).collect();
                 f.put_known(&done).unwrap();
                 for r in got {
                     *served.entry(r.url).or_default() += 1;

@@ -44,13 +44,7 @@ fn shares(f: &Frontier, params: &GetParams) -> HashMap<String, usize> {
     while served < 10_000 {
         let got = f.get(params).unwrap();
         assert!(!got.is_empty(), "backlog never runs out in this test");
-        let done: Vec<_> = got
-            .iter()
-            .map(|r| KnownItem {
-                item: UrlItem::new(r.url.clone()),
-                next_fetch: 0,
-            })
-            .collect();
+        let done: Vec<_> = got.iter().map(|r| KnownItem::completed(&r.url)).collect();
         f.put_known(&done).unwrap();
         for r in got.into_iter().take(10_000 - served) {
             *counts.entry(domain_of(&r.url)).or_insert(0) += 1;
