@@ -251,10 +251,10 @@ impl Table {
     /// The qid of `key` in `crawl`, creating the queue if new (its record is
     /// written by the caller once counters are final).
     pub(crate) fn queue_id(&mut self, crawl: u32, key: &str) -> u32 {
-        self.queue_id_hashed(crawl, key, crate::queues::text_hash(key))
+        self.queue_id_hashed(crawl, key, crate::keyindex::text_hash(key))
     }
 
-    /// [`Table::queue_id`] with the key's `queues::text_hash` already computed.
+    /// [`Table::queue_id`] with the key's `keyindex::text_hash` already computed.
     pub(crate) fn queue_id_hashed(&mut self, crawl: u32, key: &str, h: u64) -> u32 {
         if let Some(qid) = self.keys.find_hashed(&self.queues, crawl, key, h) {
             return qid;

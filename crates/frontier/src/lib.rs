@@ -28,6 +28,7 @@ mod error;
 mod fresh;
 mod frontier;
 mod get;
+mod keyindex;
 mod lookup;
 mod order;
 mod pending;

@@ -4,24 +4,22 @@
 //! ```text
 //! Queues:   chunks[qid / 1024] -> Some(Box<[Option<Queue>; 1024]>)   slot qid % 1024
 //!           (a chunk is allocated when its first queue arrives, freed with its last)
-//! KeyIndex: hashbrown table of u32 qids, hashed by xxh3(crawl | key);
-//!           a probe compares (crawl, key) with the queue's own record
+//! KeyIndex: open-addressing table of (tag, qid) entries, hashed by xxh3 of
+//!           the key and the crawl; a probe compares (crawl, key) with the
+//!           queue's own record (`keyindex.rs`)
 //! ```
 //!
 //! Why: a `HashMap<u32, Queue>` paid a ~160-byte bucket per queue at its
 //! load factor (7/16 to 7/8 full: 180–370 B per queue), and the key → qid
 //! map a second copy of every key plus a 32-byte bucket. Here a queue costs
 //! its slot (`size_of::<Queue>()`, 160 B; 152 before the `disc` marks), its key once (in `rec.key`), and
-//! 4–9 B of index (a `u32` and a control byte per bucket at the load
-//! factor); a chunk wastes at most 1,023 empty slots (qids are dense: they
+//! 11–16 B of index (`keyindex`: an 8-byte entry, 3/8 to 3/4 full); a chunk wastes at most 1,023 empty slots (qids are dense: they
 //! are handed out in order and only deleted queues leave holes).
 //!
 //! Invariants: `KeyIndex` holds exactly the qids present in `Queues`, each
 //! findable by its record's (crawl, key); `Chunk::live` counts its `Some`
 //! slots. Cost: lookup by qid is two indexings; by key one hash of the key
 //! and usually one comparison.
-
-use hashbrown::HashTable;
 
 use crate::table::Queue;
 
@@ -50,6 +48,13 @@ impl Queues {
     pub fn get(&self, qid: &u32) -> Option<&Queue> {
         let (c, s) = split(*qid);
         self.chunks.get(c)?.as_ref()?.slots[s].as_ref()
+    }
+
+    /// Address of queue `qid`'s slot, for a prefetch (nothing is read).
+    pub fn slot_ptr(&self, qid: u32) -> Option<*const Option<Queue>> {
+        let (c, s) = split(qid);
+        let chunk = self.chunks.get(c)?.as_ref()?;
+        chunk.slots.get(s).map(std::ptr::from_ref)
     }
 
     /// The queue `qid`, mutable.
@@ -116,72 +121,6 @@ impl Queues {
             .flatten()
             .flat_map(|ch| ch.slots.iter_mut());
         slots.flatten()
-    }
-}
-
-/// (crawl, queue key) → qid, hashing qids only (see the module docs).
-#[derive(Default)]
-pub struct KeyIndex {
-    table: HashTable<u32>,
-}
-
-fn key_hash(crawl: u32, key: &str) -> u64 {
-    with_crawl(crawl, text_hash(key))
-}
-
-/// The part of a key's index hash that does not depend on the crawl, so
-/// callers can compute it before they take the table lock.
-pub fn text_hash(key: &str) -> u64 {
-    xxhash_rust::xxh3::xxh3_64(key.as_bytes())
-}
-
-/// The index hash of `key` in crawl `crawl` from its [`text_hash`].
-fn with_crawl(crawl: u32, text_hash: u64) -> u64 {
-    text_hash ^ u64::from(crawl).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-}
-
-/// The index hash of queue `qid` (0 if it is missing, which the
-/// invariant rules out; a wrong hash only costs a slower probe).
-fn hash_of(queues: &Queues, qid: u32) -> u64 {
-    queues
-        .get(&qid)
-        .map_or(0, |q| key_hash(q.rec.crawl, &q.rec.key))
-}
-
-impl KeyIndex {
-    /// The qid of `key` in crawl `crawl`.
-    pub fn find(&self, queues: &Queues, crawl: u32, key: &str) -> Option<u32> {
-        self.find_hashed(queues, crawl, key, text_hash(key))
-    }
-
-    /// [`KeyIndex::find`] with the key's [`text_hash`] already computed.
-    pub fn find_hashed(&self, queues: &Queues, crawl: u32, key: &str, h: u64) -> Option<u32> {
-        let same = |qid: &u32| {
-            queues
-                .get(qid)
-                .is_some_and(|q| q.rec.crawl == crawl && q.rec.key == key)
-        };
-        self.table.find(with_crawl(crawl, h), same).copied()
-    }
-
-    /// Indexes queue `qid`, already in `queues` and not yet indexed.
-    pub fn insert(&mut self, queues: &Queues, qid: u32) {
-        let hash = hash_of(queues, qid);
-        self.table
-            .insert_unique(hash, qid, |&other| hash_of(queues, other));
-    }
-
-    /// Drops queue `qid` of (`crawl`, `key`) from the index.
-    pub fn remove(&mut self, crawl: u32, key: &str, qid: u32) {
-        if let Ok(entry) = self.table.find_entry(key_hash(crawl, key), |&q| q == qid) {
-            entry.remove();
-        }
-    }
-
-    /// Heap bytes of the index (buckets and control bytes).
-    #[cfg(test)]
-    pub fn heap_bytes(&self) -> usize {
-        self.table.allocation_size()
     }
 }
 
@@ -276,8 +215,10 @@ mod tests {
             t.insert_queue(qid, rec);
         }
         assert_eq!(t.queues.chunks.len(), 10);
+        // `keyindex`: 8-byte entries, at most 3/4 and (past a rebuild) at
+        // least 3/8 full: 16,384 entries for 10,000 queues.
         let index = t.keys.heap_bytes() as f64 / 10_000.0;
-        assert!(index < 12.0, "{index} B of index per queue");
+        assert!(index <= 16.0, "{index} B of index per queue");
         assert_eq!(t.qid(0, "h9999.example.org"), Some(9999));
         assert_eq!(t.qid(1, "h9999.example.org"), None);
     }

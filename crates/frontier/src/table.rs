@@ -23,7 +23,8 @@ use std::collections::HashMap;
 
 use mgz_seen::SeenSet;
 
-use crate::queues::{KeyIndex, Queues};
+use crate::keyindex::KeyIndex;
+use crate::queues::Queues;
 use crate::records::{CrawlRec, QueueRec};
 use crate::slim::SlimMap;
 
