@@ -104,13 +104,18 @@ pub fn parse_disc_key(k: &[u8]) -> Result<(u32, u32, LeaseKey)> {
 }
 
 impl Store {
-    /// The keyspace and key of position `pos` of queue `qid`.
-    pub fn pending_key(&self, qid: u32, pos: LeaseKey) -> (&Keyspace, Vec<u8>) {
+    /// The keyspace and key of position `pos` of queue `qid` (the key on
+    /// the stack: this runs once per new URL).
+    pub fn pending_key(&self, qid: u32, pos: LeaseKey) -> (&Keyspace, PendingKey) {
+        let mut key = PendingKey([0; 24], 24);
         if is_disc(pos) {
             let seg = seg_of(pos.1, self.seg_bits);
-            (&self.disc, disc_key(seg, qid, pos.1, pos.0).to_vec())
+            key.0 = disc_key(seg, qid, pos.1, pos.0);
+            (&self.disc, key)
         } else {
-            (&self.sched, sched_key(qid, pos.0, pos.1).to_vec())
+            key.0[..20].copy_from_slice(&sched_key(qid, pos.0, pos.1));
+            key.1 = 20;
+            (&self.sched, key)
         }
     }
 
@@ -127,13 +132,13 @@ impl Store {
                 .fetch_max(seg_of(pos.1, self.seg_bits), Ordering::Relaxed);
         }
         let (ks, k) = self.pending_key(qid, pos);
-        batch.insert(ks, k, body);
+        batch.insert(ks, k.as_ref(), body);
     }
 
     /// Adds the removal of a pending URL's entry to `batch`.
     pub fn pending_remove(&self, batch: &mut OwnedWriteBatch, qid: u32, pos: LeaseKey) {
         let (ks, k) = self.pending_key(qid, pos);
-        batch.remove(ks, k);
+        batch.remove(ks, k.as_ref());
     }
 
     /// The body bytes of a pending URL, if its entry exists.
@@ -194,6 +199,15 @@ impl Store {
             hi,
             iter: None,
         }
+    }
+}
+
+/// A `sched` (20 bytes) or `disc` (24 bytes) key, on the stack.
+pub struct PendingKey([u8; 24], usize);
+
+impl AsRef<[u8]> for PendingKey {
+    fn as_ref(&self) -> &[u8] {
+        &self.0[..self.1]
     }
 }
 

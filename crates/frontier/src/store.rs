@@ -383,6 +383,39 @@ mod tests {
         assert_eq!(s.urls.get("k").unwrap().as_deref(), Some(&b"v"[..]));
     }
 
+    /// The `disc` segment bits are the store's: recorded when it is made,
+    /// kept over a reopen with other options, and a damaged record is a
+    /// typed error at open.
+    #[test]
+    fn segment_bits_are_recorded_and_checked() {
+        let d = tempfile::tempdir().unwrap();
+        let with = |bits| StoreOptions {
+            segment_bits: bits,
+            ..StoreOptions::default()
+        };
+        {
+            let s = Store::open(d.path(), with(5)).unwrap();
+            assert_eq!(s.seg_bits, 5);
+            s.db.persist(fjall::PersistMode::SyncAll).unwrap();
+        }
+        {
+            let s = Store::open(d.path(), with(9)).unwrap();
+            assert_eq!(s.seg_bits, 5, "an existing store keeps its value");
+            s.meta.insert(b"dseg", [0u8]).unwrap();
+            s.db.persist(fjall::PersistMode::SyncAll).unwrap();
+        }
+        assert!(matches!(
+            Store::open(d.path(), with(9)),
+            Err(FrontierError::Corrupt { .. })
+        ));
+        assert_eq!(
+            Store::open(tempfile::tempdir().unwrap().path(), with(0))
+                .unwrap()
+                .seg_bits,
+            20
+        );
+    }
+
     #[test]
     fn format_file_checks() {
         assert!(parse_format(&format_bytes(FORMAT_VERSION)).is_ok());
