@@ -152,15 +152,23 @@ impl Frontier {
 
     /// Writes the seen-log frame of the write under way; returns its mark.
     pub(crate) fn log_frame(&self, t: &mut Table) -> Result<Option<(u64, u64)>> {
+        let mark = self.log_frame_of(&t.log_buf);
+        t.log_buf.clear();
+        mark
+    }
+
+    /// Writes `records` (a write's seen-log records, taken from the table)
+    /// as one frame; returns its mark. Callers outside the table lock call
+    /// it in their commit turn (see `order`), so frames keep decision order.
+    pub(crate) fn log_frame_of(&self, records: &[u8]) -> Result<Option<(u64, u64)>> {
         let Some(log) = &self.seen_log else {
             return Ok(None);
         };
-        if t.log_buf.is_empty() {
+        if records.is_empty() {
             return Ok(None);
         }
         let mut l = log.lock().unwrap_or_else(|p| p.into_inner());
-        let appended = l.append(&t.log_buf);
-        t.log_buf.clear();
+        let appended = l.append(records);
         Ok(Some((l.generation(), appended?)))
     }
 

@@ -5,10 +5,15 @@
 //! order their batches were decided:
 //!
 //! ```text
-//! writer A:  [lock: decide, seen-log frame, ticket 7] [commit 7]
-//! writer B:                 [lock: decide, seen-log frame, ticket 8] (wait) [commit 8]
-//! get:                                                   [lock, drain: wait for 7 and 8] [read]
+//! writer A:  [lock: decide, ticket 7] [encode] [frame + commit 7]
+//! writer B:              [lock: decide, ticket 8] [encode] (wait) [frame + commit 8]
+//! get:                                             [lock, drain: wait for 7 and 8] [read]
 //! ```
+//!
+//! A writer encodes its batch's store entries after the lock (their
+//! positions were decided under it), and writes its seen-log frame in its
+//! turn, just before the commit: frames too keep decision order, and a
+//! frame still reaches the log before the store can hold its batch.
 //!
 //! Invariants: tickets are taken under the table lock, so ticket order is
 //! the order in which the in-memory table changed; batch `n` reaches the

@@ -1,9 +1,13 @@
 //! `put_discovered` and `put_known`.
 //!
 //! Each call: parse and canonicalise every URL (no lock held), then under the
-//! lock decide each item against its crawl's seen set and build one fjall
-//! batch (pending entries + one counter record + sequence counter), commit
-//! it to the journal and return a [`Commit`] to wait on.
+//! lock decide each item against its crawl's seen set (one batch insert when
+//! the whole batch belongs to one crawl whose answers need no store check),
+//! give each new URL its position and take the counters and seen-log
+//! records; after the lock, encode the new URLs' store entries into one fjall
+//! batch (pending entries + one counter record + sequence counter), then in
+//! decision order write the seen-log frame and commit the batch (see
+//! `order`), and return a [`Commit`] to wait on.
 //! Per new URL the store gets one entry, `disc` (24 B key + body, appended:
 //! see `disc`), when the crawl's seen set is trusted and clean; otherwise
 //! also a `urls` pointer (~key + 18 B) so "seen" answers can be checked (see
@@ -62,6 +66,9 @@ impl Frontier {
         let mut batch = self.store.db.batch();
         let mut touched = HashSet::new();
         let mut in_batch = HashSet::new();
+        // New URLs: (queue, position, indexed, item), written to `batch`
+        // after the lock.
+        let mut news = Vec::new();
         // Queue ids first, for the whole batch: the index prefetches each
         // item's entry, queue slot and key ahead of reading them, so the
         // cache misses of different items overlap (they were a seventh of
@@ -81,25 +88,54 @@ impl Frontier {
                 (i, p, cid, qid)
             })
             .collect();
-        for (i, p, cid, qid) in prepared {
-            // `out[i]` stays `Seen` unless the URL is new.
-            let Some(indexed) = self.is_new(&mut t, (cid, qid), &p, now_s, &mut in_batch)? else {
-                continue;
-            };
-            let pos = t.next_pos(now_s, true);
-            insert_pending(&mut t, &self.store, &mut batch, (qid, indexed), &p, pos);
-            touched.insert(qid);
-            out[i] = PutOutcome::New;
+        if let Some(cid) = self.one_trusted_crawl(&t, &prepared) {
+            // The usual batch: one crawl whose "seen" answers need no check,
+            // so the set answers the whole batch in one call.
+            let keys: Vec<&[u8]> = prepared.iter().map(|(_, p, ..)| &p.ukey[..]).collect();
+            let mut fresh = Vec::with_capacity(keys.len());
+            t.seen_insert_batch(cid, &keys, &mut fresh);
+            drop(keys);
+            for ((i, p, _, qid), new) in prepared.into_iter().zip(fresh) {
+                if !new {
+                    continue;
+                }
+                let pos = t.next_pos(now_s, true);
+                t.log_seen((cid, qid), &p.ukey, pos);
+                note_pending(&mut t, qid, pos);
+                touched.insert(qid);
+                out[i] = PutOutcome::New;
+                news.push((qid, pos, false, p));
+            }
+        } else {
+            for (i, p, cid, qid) in prepared {
+                // `out[i]` stays `Seen` unless the URL is new.
+                let new = self.is_new(&mut t, (cid, qid), &p, now_s, &mut in_batch)?;
+                let Some(indexed) = new else {
+                    continue;
+                };
+                let pos = t.next_pos(now_s, true);
+                note_pending(&mut t, qid, pos);
+                touched.insert(qid);
+                out[i] = PutOutcome::New;
+                news.push((qid, pos, indexed, p));
+            }
         }
-        if batch.is_empty() {
+        if news.is_empty() && batch.is_empty() {
             return Ok((out, Commit::done()));
         }
         t.write_counters(touched, &self.store, &mut batch);
-        // Commit after the lock, in decision order (see `order`).
-        let mark = self.log_frame(&mut t)?;
+        let fresh = Vec::with_capacity(t.log_buf.len());
+        let records = std::mem::replace(&mut t.log_buf, fresh);
         let ticket = self.order.ticket();
         drop(t);
+        // Outside the lock: the store entries of the new URLs (their
+        // positions are decided), then, in decision order (see `order`),
+        // the seen-log frame and the commit.
+        for (qid, pos, indexed, p) in &news {
+            write_pending(&self.store, &mut batch, (*qid, *indexed), p, *pos);
+        }
         let commit = self.order.in_turn(ticket, || -> Result<Commit> {
+            let mark = self.log_frame_of(&records)?;
             batch.commit()?;
             self.committer.written(mark)
         })?;
@@ -196,6 +232,31 @@ impl Frontier {
         })
     }
 
+    /// The crawl of every item of `prepared` if they share one whose seen
+    /// set is trusted and clean (no "seen" answer needs a store check; see
+    /// [`Frontier::is_new`]), so that one batch insert decides them all.
+    fn one_trusted_crawl(
+        &self,
+        t: &Table,
+        prepared: &[(usize, Prepared, u32, u32)],
+    ) -> Option<u32> {
+        let cid = prepared.first()?.2;
+        if prepared.iter().any(|&(_, _, c, _)| c != cid) {
+            return None;
+        }
+        let c = t.crawls.get(&cid)?;
+        (!c.dirty && self.trusted(c.seen.as_ref())).then_some(cid)
+    }
+
+    /// Whether "seen" answers of `seen` are taken without a store check.
+    fn trusted(&self, seen: &dyn mgz_seen::SeenSet) -> bool {
+        match seen.guarantee() {
+            mgz_seen::Guarantee::Exact => true,
+            mgz_seen::Guarantee::FalsePositive { rate } => rate <= self.opts.trust_seen_fpr,
+            _ => false,
+        }
+    }
+
     /// Whether `p` (bound for queue `qid`, due at `now_s`) is new in crawl
     /// `cid`, marking it seen: `Some(indexed)` if new, where `indexed` says
     /// whether it needs a `urls` pointer. A "seen" answer is checked against
@@ -213,12 +274,7 @@ impl Frontier {
         let Some(c) = t.crawls.get(&cid) else {
             return Ok(None);
         };
-        let trusted = match c.seen.guarantee() {
-            mgz_seen::Guarantee::Exact => true,
-            mgz_seen::Guarantee::FalsePositive { rate } => rate <= self.opts.trust_seen_fpr,
-            _ => false,
-        };
-        let check = c.dirty || !trusted;
+        let check = c.dirty || !self.trusted(c.seen.as_ref());
         // An unindexed URL's log record carries its schedule position, so a
         // replay can check the store for it without a `urls` entry.
         let at = (!check).then_some(t.next_pos(now_s, true));
@@ -302,15 +358,14 @@ fn insert_pending(
     p: &Prepared,
     pos: LeaseKey,
 ) {
+    note_pending(t, qid, pos);
+    write_pending(store, batch, (qid, indexed), p, pos);
+}
+
+/// The table's side of a new pending URL at `pos` of queue `qid`: the
+/// sequence counter, the queue's count and scan marks.
+fn note_pending(t: &mut Table, qid: u32, pos: LeaseKey) {
     t.next_seq += 1;
-    let mut body = Vec::with_capacity(p.body.url.len() + 32);
-    p.body.encode(&mut body);
-    store.pending_insert(batch, qid, pos, body);
-    if indexed {
-        let (next_fetch, seq) = pos;
-        let state = UrlState::Pending { next_fetch, seq };
-        batch.insert(&store.urls, url_key(qid, &p.ukey), state.encode());
-    }
     let seg = match crate::disc::is_disc(pos) {
         true => crate::disc::seg_of(pos.1, t.seg_bits),
         false => 0,
@@ -318,5 +373,24 @@ fn insert_pending(
     if let Some(q) = t.queues.get_mut(&qid) {
         q.rec.pending += 1;
         q.added(pos, seg);
+    }
+}
+
+/// The store's side of a new pending URL: its entry at `pos`, and a `urls`
+/// pointer if `indexed`. Needs no table lock.
+fn write_pending(
+    store: &crate::store::Store,
+    batch: &mut fjall::OwnedWriteBatch,
+    (qid, indexed): (u32, bool),
+    p: &Prepared,
+    pos: LeaseKey,
+) {
+    let mut body = Vec::with_capacity(p.body.url.len() + 32);
+    p.body.encode(&mut body);
+    store.pending_insert(batch, qid, pos, body);
+    if indexed {
+        let (next_fetch, seq) = pos;
+        let state = UrlState::Pending { next_fetch, seq };
+        batch.insert(&store.urls, url_key(qid, &p.ukey), state.encode());
     }
 }

@@ -54,7 +54,8 @@ pub struct StoreOptions {
     /// was faster, with the same disk, peak RSS and restart (docs/
     /// BENCHMARKS.md, "Session 6"). Fixed when a keyspace is created: fjall
     /// keeps a keyspace's compaction settings in its own metadata, so older
-    /// directories keep the threshold they were made with.
+    /// directories keep the threshold they were made with. Clamped to
+    /// 2..=[`MAX_L0_THRESHOLD`].
     pub l0_threshold: u8,
     /// Background threads that flush memtables and compact tables; 0
     /// (the default) means the number of cores, clamped to 3..=4.
@@ -201,10 +202,27 @@ fn worker_threads(n: u8) -> usize {
     }
 }
 
+/// Highest level-0 threshold a store is made with. fjall 3.1 slows every
+/// write once a keyspace has 20 level-0 tables and halts writes at 30
+/// (`Keyspace::local_backpressure`), and a leveled compaction starts only
+/// at the threshold: with 30 or more the writers wait forever (seen here
+/// with 32: the put stopped for good after ~20 s at 10M URLs).
+pub const MAX_L0_THRESHOLD: u8 = 20;
+const _: () = assert!(
+    MAX_L0_THRESHOLD < 30,
+    "fjall halts writes at 30 level-0 tables"
+);
+
+/// The level-0 threshold a keyspace is made with for option `n`.
+fn l0_threshold(n: u8) -> u8 {
+    n.clamp(2, MAX_L0_THRESHOLD)
+}
+
 /// Opens keyspace `name`, creating it with the store's options.
 fn keyspace(db: &Database, name: &str, opts: StoreOptions) -> fjall::Result<Keyspace> {
     let mem = opts.memtable_bytes.max(1 << 20);
-    let leveled = fjall::compaction::Leveled::default().with_l0_threshold(opts.l0_threshold.max(2));
+    let leveled =
+        fjall::compaction::Leveled::default().with_l0_threshold(l0_threshold(opts.l0_threshold));
     db.keyspace(name, || {
         let o = KeyspaceCreateOptions::default()
             .manual_journal_persist(true)
@@ -343,6 +361,16 @@ fn write_format_file(path: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Level-0 thresholds at which fjall would halt writers for good are
+    /// brought down to the highest safe one; tiny ones up to 2.
+    #[test]
+    fn level0_threshold_stays_below_fjalls_write_halt() {
+        assert_eq!(l0_threshold(32), MAX_L0_THRESHOLD);
+        assert_eq!(l0_threshold(u8::MAX), MAX_L0_THRESHOLD);
+        assert_eq!(l0_threshold(16), 16);
+        assert_eq!(l0_threshold(0), 2);
+    }
 
     /// 0 picks 3 or 4 threads whatever the core count (never fjall's 1 or
     /// 2, see `StoreOptions::worker_threads`); other values are taken as

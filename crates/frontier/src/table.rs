@@ -214,6 +214,26 @@ impl Table {
         new
     }
 
+    /// Marks `keys` seen in crawl `crawl` in one call (the backend may sort
+    /// or prefetch): `out[i]` is what `seen_insert` of `keys[i]` in order
+    /// would have answered. Logs nothing: the caller logs each new key with
+    /// [`Table::log_seen`] once its position is known.
+    pub fn seen_insert_batch(&mut self, crawl: u32, keys: &[&[u8]], out: &mut Vec<bool>) {
+        out.clear();
+        match self.crawls.get_mut(&crawl) {
+            Some(c) => c.seen.insert_batch(keys, out),
+            None => out.resize(keys.len(), false),
+        }
+    }
+
+    /// Records new key `key` of queue `qid` for the seen log, at schedule
+    /// position `at` (see [`Table::seen_insert`]).
+    pub fn log_seen(&mut self, (crawl, qid): (u32, u32), key: &[u8], at: LeaseKey) {
+        if self.logging {
+            crate::seenlog::push_key_at(&mut self.log_buf, (crawl, qid), key, at);
+        }
+    }
+
     /// Marks crawl `crawl` dirty: URLs were deleted, "seen" answers need checking.
     pub fn set_dirty(&mut self, crawl: u32) {
         if let Some(c) = self.crawls.get_mut(&crawl) {

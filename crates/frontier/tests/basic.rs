@@ -64,6 +64,48 @@ fn put_dedupes_and_rejects_per_item() {
     assert_eq!((s.size, s.queues, s.completed), (2, 1, 0));
 }
 
+/// A batch of one clean crawl is decided by one seen-set batch insert; a
+/// batch mixing crawls, or of a crawl with deletions, item by item. The
+/// outcomes are the same: repeats inside the batch and across batches are
+/// `Seen`, crawls dedupe apart, and a URL deleted with its queue is new again.
+#[test]
+fn batch_and_item_by_item_decisions_agree() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = open(dir.path(), &ManualClock::new(T0));
+    let in_crawl = |c: &str, u: &str| UrlItem {
+        crawl: c.to_string(),
+        ..UrlItem::new(u)
+    };
+    use PutOutcome::{New, Seen};
+    // One crawl: the batch path.
+    let one = [
+        in_crawl("a", "http://x.com/1"),
+        in_crawl("a", "http://y.com/1"),
+        in_crawl("a", "http://x.com/1"),
+        in_crawl("a", "http://x.com/2"),
+    ];
+    assert_eq!(f.put_discovered(&one).unwrap(), [New, New, Seen, New]);
+    assert_eq!(f.put_discovered(&one).unwrap(), [Seen, Seen, Seen, Seen]);
+    // Two crawls in one batch: item by item.
+    let mixed = [
+        in_crawl("b", "http://x.com/1"),
+        in_crawl("a", "http://x.com/1"),
+        in_crawl("b", "http://x.com/1"),
+        in_crawl("a", "http://x.com/3"),
+    ];
+    assert_eq!(f.put_discovered(&mixed).unwrap(), [New, Seen, Seen, New]);
+    // Crawl "a" after a deletion: its seen answers are checked in the store.
+    assert_eq!(f.delete_queue("a", "x.com").unwrap(), 3);
+    let again = [
+        in_crawl("a", "http://x.com/1"),
+        in_crawl("a", "http://y.com/1"),
+        in_crawl("a", "http://x.com/1"),
+    ];
+    assert_eq!(f.put_discovered(&again).unwrap(), [New, Seen, Seen]);
+    assert_eq!(f.stats("a", None).size, 2);
+    assert_eq!(f.stats("b", None).size, 1);
+}
+
 #[test]
 fn fifo_lease_politeness_and_completion() {
     let dir = tempfile::tempdir().unwrap();

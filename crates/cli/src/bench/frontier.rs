@@ -49,7 +49,7 @@ pub struct FrontierArgs {
     /// Memtable size per keyspace, MiB (default: the library's).
     #[arg(long)]
     memtable_mib: Option<u64>,
-    /// Level-0 table count that triggers compaction (default: the library's).
+    /// Level-0 table count that triggers compaction (default: the library's; at most 20).
     #[arg(long)]
     l0: Option<u8>,
     /// Store flush/compaction threads (default: the library's).
