@@ -12,6 +12,8 @@
 //!
 //! So mimalloc serves `serve` and `bench frontier`, glibc everything else;
 //! `MGZ_ALLOCATOR=mimalloc|system` overrides the choice (for measuring).
+//! mimalloc purges freed pages at once, except under `serve` (10 ms, see
+//! [`SERVE_PURGE_DELAY_MS`]); `MGZ_PURGE_DELAY=MS` overrides that.
 //!
 //! Invariant: every block is freed by the allocator that made it. The
 //! choice only decides where NEW blocks come from; `free` and `realloc` ask
@@ -57,7 +59,7 @@ pub fn choose() {
         None => by_command,
     };
     if use_mi {
-        tune();
+        tune(purge_delay(a, env_bytes(c"MGZ_PURGE_DELAY")));
     }
     MIMALLOC.store(use_mi, Relaxed);
 }
@@ -86,28 +88,57 @@ fn cmdline(buf: &mut [u8]) -> &[u8] {
 
 /// `MGZ_ALLOCATOR`: `mimalloc` → Some(true), `system` → Some(false).
 fn env_choice() -> Option<bool> {
-    // SAFETY: getenv with a NUL-terminated name; the result is read at once,
-    // before anything could change the environment (no threads exist yet).
-    let v = unsafe { libc::getenv(c"MGZ_ALLOCATOR".as_ptr()) };
-    if v.is_null() {
-        return None;
-    }
-    // SAFETY: getenv returned a NUL-terminated string.
-    match unsafe { std::ffi::CStr::from_ptr(v) }.to_bytes() {
+    match env_bytes(c"MGZ_ALLOCATOR")? {
         b"mimalloc" => Some(true),
         b"system" => Some(false),
         _ => None,
     }
 }
 
-/// Sets mimalloc to give freed pages back to the OS at once (purge delay 0)
-/// and to commit arena memory only as it is used, so RSS follows the heap.
-fn tune() {
+/// mimalloc's purge delay under `mgz serve`, ms. A PutDiscovered stream
+/// hands the frontier up to 16,384 URLs at once, whose multi-megabyte
+/// buffers are freed and allocated again at every call: purged at once,
+/// each call faulted fresh pages in (~12 % of the server's CPU in page
+/// faults at 10M URLs, perf). With 10 ms (mimalloc's own default) two
+/// streams put 5-10 % more URLs per second with a quarter less system time,
+/// for 17-27 MB more peak RSS at 10M URLs (docs/BENCHMARKS.md, "Session
+/// 13"): a fixed cost, not one per URL. `mgz bench frontier` keeps 0: its
+/// peak RSS per URL at 10M is the bound it checks.
+const SERVE_PURGE_DELAY_MS: libc::c_long = 10;
+
+/// The purge delay for first argument `command`: `MGZ_PURGE_DELAY` (ms,
+/// 0..=1000) when set, else [`SERVE_PURGE_DELAY_MS`] for `serve`, else 0.
+fn purge_delay(command: &[u8], env: Option<&[u8]>) -> libc::c_long {
+    let from_env = env
+        .and_then(|v| std::str::from_utf8(v).ok())
+        .and_then(|v| v.parse::<libc::c_long>().ok())
+        .filter(|ms| (0..=1000).contains(ms));
+    match (from_env, command) {
+        (Some(ms), _) => ms,
+        (None, b"serve") => SERVE_PURGE_DELAY_MS,
+        (None, _) => 0,
+    }
+}
+
+/// The value of environment variable `name`, read without allocating.
+fn env_bytes(name: &std::ffi::CStr) -> Option<&'static [u8]> {
+    // SAFETY: getenv with a NUL-terminated name; read before any thread
+    // exists, so nothing changes the environment meanwhile.
+    let v = unsafe { libc::getenv(name.as_ptr()) };
+    // SAFETY: non-null results of getenv are NUL-terminated strings that
+    // live as long as the environment is not modified (never, here).
+    (!v.is_null()).then(|| unsafe { std::ffi::CStr::from_ptr(v) }.to_bytes())
+}
+
+/// Sets mimalloc's purge delay (`delay_ms`: how long freed pages stay
+/// before they go back to the OS) and makes it commit arena memory only as
+/// it is used, so RSS follows the heap.
+fn tune(delay_ms: libc::c_long) {
     // SAFETY: mi_option_set only stores an option value; mimalloc reads
     // options at each purge and arena reservation, so setting them while
     // allocations are live is allowed (its docs: options may be set any time).
     unsafe {
-        libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 0);
+        libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, delay_ms);
         libmimalloc_sys::mi_option_set(MI_OPTION_ARENA_EAGER_COMMIT, 0);
     }
 }
@@ -171,6 +202,19 @@ unsafe impl GlobalAlloc for Chosen {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `serve` keeps freed pages 10 ms, everything else purges at once;
+    /// a valid `MGZ_PURGE_DELAY` wins, an invalid one is ignored.
+    #[test]
+    fn purge_delay_by_command_and_environment() {
+        assert_eq!(purge_delay(b"serve", None), SERVE_PURGE_DELAY_MS);
+        assert_eq!(purge_delay(b"bench", None), 0);
+        assert_eq!(purge_delay(b"serve", Some(b"0")), 0);
+        assert_eq!(purge_delay(b"bench", Some(b"250")), 250);
+        assert_eq!(purge_delay(b"serve", Some(b"-5")), SERVE_PURGE_DELAY_MS);
+        assert_eq!(purge_delay(b"bench", Some(b"5000")), 0);
+        assert_eq!(purge_delay(b"bench", Some(b"ten")), 0);
+    }
 
     /// The ownership test the invariant rests on: every mimalloc block, small
     /// to huge and over-aligned, is recognised, and no glibc block is.
