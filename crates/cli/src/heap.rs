@@ -59,7 +59,7 @@ pub fn choose() {
         None => by_command,
     };
     if use_mi {
-        tune(purge_delay(a, env_bytes(c"MGZ_PURGE_DELAY")));
+        tune(with_env(c"MGZ_PURGE_DELAY", |v| purge_delay(a, v)));
     }
     MIMALLOC.store(use_mi, Relaxed);
 }
@@ -88,11 +88,11 @@ fn cmdline(buf: &mut [u8]) -> &[u8] {
 
 /// `MGZ_ALLOCATOR`: `mimalloc` → Some(true), `system` → Some(false).
 fn env_choice() -> Option<bool> {
-    match env_bytes(c"MGZ_ALLOCATOR")? {
+    with_env(c"MGZ_ALLOCATOR", |v| match v? {
         b"mimalloc" => Some(true),
         b"system" => Some(false),
         _ => None,
-    }
+    })
 }
 
 /// mimalloc's purge delay under `mgz serve`, ms. A PutDiscovered stream
@@ -100,9 +100,9 @@ fn env_choice() -> Option<bool> {
 /// buffers are freed and allocated again at every call: purged at once,
 /// each call faulted fresh pages in (~12 % of the server's CPU in page
 /// faults at 10M URLs, perf). With 10 ms (mimalloc's own default) two
-/// streams put 5-10 % more URLs per second with a quarter less system time,
-/// for 17-27 MB more peak RSS at 10M URLs (docs/BENCHMARKS.md, "Session
-/// 13"): a fixed cost, not one per URL. `mgz bench frontier` keeps 0: its
+/// streams put 4.5 % more URLs per second (median of 5 runs each) with a
+/// fifth less system time, for 17-30 MB more peak RSS at 10M URLs
+/// (docs/BENCHMARKS.md, "Session 13"): a fixed cost, not one per URL. `mgz bench frontier` keeps 0: its
 /// peak RSS per URL at 10M is the bound it checks.
 const SERVE_PURGE_DELAY_MS: libc::c_long = 10;
 
@@ -120,14 +120,16 @@ fn purge_delay(command: &[u8], env: Option<&[u8]>) -> libc::c_long {
     }
 }
 
-/// The value of environment variable `name`, read without allocating.
-fn env_bytes(name: &std::ffi::CStr) -> Option<&'static [u8]> {
-    // SAFETY: getenv with a NUL-terminated name; read before any thread
-    // exists, so nothing changes the environment meanwhile.
+/// `f` of the value of environment variable `name`, read without
+/// allocating and used at once.
+fn with_env<R>(name: &std::ffi::CStr, f: impl FnOnce(Option<&[u8]>) -> R) -> R {
+    // SAFETY: getenv with a NUL-terminated name; it runs before any thread
+    // exists, so nothing changes the environment while `f` reads the value.
     let v = unsafe { libc::getenv(name.as_ptr()) };
-    // SAFETY: non-null results of getenv are NUL-terminated strings that
-    // live as long as the environment is not modified (never, here).
-    (!v.is_null()).then(|| unsafe { std::ffi::CStr::from_ptr(v) }.to_bytes())
+    // SAFETY: a non-null result of getenv is a NUL-terminated string, valid
+    // until the environment changes (not before `f` returns, see above).
+    let value = (!v.is_null()).then(|| unsafe { std::ffi::CStr::from_ptr(v) }.to_bytes());
+    f(value)
 }
 
 /// Sets mimalloc's purge delay (`delay_ms`: how long freed pages stay
