@@ -24,9 +24,9 @@ use crate::frontier::Frontier;
 use crate::table::{LeaseKey, Table};
 use crate::types::{KnownItem, MAX_KEY_LEN, PutOutcome, RejectReason, UrlItem, crawl_name};
 
-/// An item that passed validation.
-struct Prepared {
-    crawl: String,
+/// An item that passed validation (borrowing its crawl name from the item).
+struct Prepared<'a> {
+    crawl: &'a str,
     key: String,
     /// `keyindex::text_hash` of `key`, computed before the lock.
     key_hash: u64,
@@ -75,7 +75,7 @@ impl Frontier {
         // the put's CPU, all under the lock); then missing queues are made.
         let cids: Vec<u32> = prepared
             .iter()
-            .map(|(_, p)| t.crawl_id(&p.crawl, &self.store, &mut batch, &self.opts.seen))
+            .map(|(_, p)| t.crawl_id(p.crawl, &self.store, &mut batch, &self.opts.seen))
             .collect();
         let keys: Vec<_> = (prepared.iter().zip(&cids))
             .map(|((_, p), &cid)| (cid, p.key.as_str(), p.key_hash))
@@ -173,7 +173,7 @@ impl Frontier {
                     continue;
                 }
             };
-            let cid = t.crawl_id(&p.crawl, &self.store, &mut batch, &self.opts.seen);
+            let cid = t.crawl_id(p.crawl, &self.store, &mut batch, &self.opts.seen);
             let qid = t.queue_id(cid, &p.key);
             let k = url_key(qid, &p.ukey);
             if !keys_in_batch.insert(k.clone()) {
@@ -198,7 +198,7 @@ impl Frontier {
     }
 
     /// Validates and canonicalises one item.
-    fn prepare(&self, item: &UrlItem, now_s: u64) -> Result<Prepared, RejectReason> {
+    fn prepare<'a>(&self, item: &'a UrlItem, now_s: u64) -> Result<Prepared<'a>, RejectReason> {
         if item.crawl.len() > MAX_KEY_LEN {
             return Err(RejectReason::CrawlTooLong {
                 len: item.crawl.len(),
@@ -219,7 +219,7 @@ impl Frontier {
             item.created
         };
         Ok(Prepared {
-            crawl: crawl_name(&item.crawl).to_string(),
+            crawl: crawl_name(&item.crawl),
             key_hash: crate::keyindex::text_hash(&key),
             key,
             ukey: url.key_bytes(),
@@ -238,7 +238,7 @@ impl Frontier {
     fn one_trusted_crawl(
         &self,
         t: &Table,
-        prepared: &[(usize, Prepared, u32, u32)],
+        prepared: &[(usize, Prepared<'_>, u32, u32)],
     ) -> Option<u32> {
         let cid = prepared.first()?.2;
         if prepared.iter().any(|&(_, _, c, _)| c != cid) {
@@ -267,7 +267,7 @@ impl Frontier {
         &self,
         t: &mut Table,
         (cid, qid): (u32, u32),
-        p: &Prepared,
+        p: &Prepared<'_>,
         now_s: u64,
         in_batch: &mut HashSet<(u32, Vec<u8>)>,
     ) -> Result<Option<bool>> {
@@ -301,7 +301,7 @@ impl Frontier {
         batch: &mut fjall::OwnedWriteBatch,
         (qid, fresh): (u32, bool),
         k: &[u8],
-        p: Prepared,
+        p: Prepared<'_>,
         next_fetch: u64,
     ) -> Result<PutOutcome> {
         let Some(q) = t.queues.get_mut(&qid) else {
@@ -355,7 +355,7 @@ fn insert_pending(
     store: &crate::store::Store,
     batch: &mut fjall::OwnedWriteBatch,
     (qid, indexed): (u32, bool),
-    p: &Prepared,
+    p: &Prepared<'_>,
     pos: LeaseKey,
 ) {
     note_pending(t, qid, pos);
@@ -382,7 +382,7 @@ fn write_pending(
     store: &crate::store::Store,
     batch: &mut fjall::OwnedWriteBatch,
     (qid, indexed): (u32, bool),
-    p: &Prepared,
+    p: &Prepared<'_>,
     pos: LeaseKey,
 ) {
     let mut body = Vec::with_capacity(p.body.url.len() + 32);
