@@ -12,9 +12,11 @@
 //! Why: a `HashMap<u32, Queue>` paid a ~160-byte bucket per queue at its
 //! load factor (7/16 to 7/8 full: 180–370 B per queue), and the key → qid
 //! map a second copy of every key plus a 32-byte bucket. Here a queue costs
-//! its slot (`size_of::<Queue>()`, 160 B; 152 before the `disc` marks), its key once (in `rec.key`), and
-//! 11–16 B of index (`keyindex`: an 8-byte entry, 3/8 to 3/4 full); a chunk wastes at most 1,023 empty slots (qids are dense: they
-//! are handed out in order and only deleted queues leave holes).
+//! its slot (`size_of::<Queue>()`, 160 B; 152 before the `disc` marks), its
+//! key once (in `rec.key`), and 11–16 B of index (`keyindex`: an 8-byte
+//! entry, 3/8 to 3/4 full); a chunk wastes at most 1,023 empty slots (qids
+//! are dense: they are handed out in order and only deleted queues leave
+//! holes).
 //!
 //! Invariants: `KeyIndex` holds exactly the qids present in `Queues`, each
 //! findable by its record's (crawl, key); `Chunk::live` counts its `Some`
