@@ -1,11 +1,13 @@
 //! Fuzzes `CanonicalUrl::parse` and everything derived from its output.
 //!
 //! Beyond "no panic", checks the crate's invariants on every accepted input:
-//! idempotence, key round trip, and that SURT/IA paths accept the result.
+//! idempotence, key round trip, that SURT/IA paths accept the result, and
+//! that `PlainUrl::check` (the parser-free path) agrees with the parser
+//! wherever it answers.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mgz_url::{CanonicalUrl, Policy, SurtOptions, ia, surt};
+use mgz_url::{CanonicalUrl, PlainUrl, Policy, SurtOptions, ia, surt};
 
 fuzz_target!(|data: &[u8]| {
     let _ = CanonicalUrl::from_key_bytes(data);
@@ -15,6 +17,12 @@ fuzz_target!(|data: &[u8]| {
     let _ = ia::surt(text, SurtOptions::default());
     let _ = ia::google_canonicalize(text);
     for policy in [Policy::safe(), Policy::aggressive()] {
+        if let Some(plain) = PlainUrl::check(text, &policy) {
+            let url = CanonicalUrl::parse(text, None, &policy).expect("plain text parses");
+            assert_eq!(url.as_str(), plain.as_str(), "plain text changed: {text:?}");
+            assert_eq!(url.host(), plain.host(), "plain host: {text:?}");
+            assert_eq!(url.key_bytes(), plain.key_bytes(), "plain key: {text:?}");
+        }
         let Ok(url) = CanonicalUrl::parse(text, None, &policy) else {
             continue;
         };

@@ -17,8 +17,6 @@
 //! (qids can be reused after a reopen). A queue's first record is always a
 //! full one (written in the batch that creates it).
 
-use std::collections::HashSet;
-
 use crate::codec::{Reader, VALUE_VERSION};
 use crate::error::{FrontierError, Result};
 use crate::store::Store;
@@ -38,8 +36,10 @@ pub struct CounterLog {
     pub next: u64,
     /// First counter record not folded yet.
     pub fold_from: u64,
-    /// Queues named by unfolded counter records.
-    pub unfolded: HashSet<u32>,
+    /// Queues named by unfolded counter records, each once (a queue's
+    /// `unfolded` flag says whether it is here: a flag test instead of a
+    /// hash-set insert for every queue of every put).
+    pub unfolded: Vec<u32>,
 }
 
 /// `meta` key of counter record `seq`.
@@ -91,7 +91,10 @@ impl Table {
             };
             if q.stored {
                 entries.push((qid, q.rec.pending, q.rec.completed));
-                self.counters.unfolded.insert(qid);
+                if !q.unfolded {
+                    q.unfolded = true;
+                    self.counters.unfolded.push(qid);
+                }
             } else {
                 q.stored = true;
                 batch.insert(&store.queues, qid.to_be_bytes(), q.rec.encode());
@@ -115,6 +118,7 @@ impl Table {
         for qid in std::mem::take(&mut self.counters.unfolded) {
             if let Some(q) = self.queues.get_mut(&qid) {
                 q.stored = true;
+                q.unfolded = false;
                 batch.insert(&store.queues, qid.to_be_bytes(), q.rec.encode());
             }
         }
@@ -141,7 +145,10 @@ pub fn load(store: &Store, table: &mut Table) -> Result<()> {
             if let Some(q) = table.queues.get_mut(&qid) {
                 q.rec.pending = pending;
                 q.rec.completed = completed;
-                table.counters.unfolded.insert(qid);
+                if !q.unfolded {
+                    q.unfolded = true;
+                    table.counters.unfolded.push(qid);
+                }
             }
         }
     }

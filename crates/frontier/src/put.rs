@@ -15,7 +15,7 @@
 
 use std::collections::HashSet;
 
-use mgz_url::CanonicalUrl;
+use mgz_url::{CanonicalUrl, PlainUrl};
 
 use crate::codec::{Body, UrlState, url_key};
 use crate::commit::Commit;
@@ -204,11 +204,20 @@ impl Frontier {
                 len: item.crawl.len(),
             });
         }
-        let url = CanonicalUrl::parse(&item.url, None, &self.opts.policy)
-            .map_err(RejectReason::InvalidUrl)?;
+        // Text that is already canonical in the plain shape (most links)
+        // skips the parser: same text, host and key (`mgz_url::PlainUrl`).
+        let parsed;
+        let (text, host, ukey) = match PlainUrl::check(&item.url, &self.opts.policy) {
+            Some(p) => (p.as_str(), p.host(), p.key_bytes()),
+            None => {
+                parsed = CanonicalUrl::parse(&item.url, None, &self.opts.policy)
+                    .map_err(RejectReason::InvalidUrl)?;
+                (parsed.as_str(), parsed.host(), parsed.key_bytes())
+            }
+        };
         let key = match item.key.as_deref() {
             Some(k) if !k.is_empty() => k.to_string(),
-            _ => url.host().to_string(),
+            _ => host.to_string(),
         };
         if key.len() > MAX_KEY_LEN {
             return Err(RejectReason::KeyTooLong { len: key.len() });
@@ -222,9 +231,9 @@ impl Frontier {
             crawl: crawl_name(&item.crawl),
             key_hash: crate::keyindex::text_hash(&key),
             key,
-            ukey: url.key_bytes(),
+            ukey,
             body: Body {
-                url: url.as_str().to_string(),
+                url: text.to_string(),
                 depth: item.depth,
                 created,
                 metadata: item.metadata.clone(),

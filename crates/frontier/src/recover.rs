@@ -82,10 +82,14 @@ pub fn rebuild_seen(store: &Store, table: &mut Table, policy: &mgz_url::Policy) 
         let (qid, v) = entry?;
         let crawl = crawl_of.get(table, qid)?;
         let url = crate::codec::Body::decode(&v)?.url;
-        let canon = mgz_url::CanonicalUrl::parse(&url, None, policy)
-            .map_err(|e| FrontierError::corrupt("sched value", format!("stored URL: {e}")))?;
+        let key = match mgz_url::PlainUrl::check(&url, policy) {
+            Some(p) => p.key_bytes(),
+            None => mgz_url::CanonicalUrl::parse(&url, None, policy)
+                .map_err(|e| FrontierError::corrupt("sched value", format!("stored URL: {e}")))?
+                .key_bytes(),
+        };
         if let Some(c) = table.crawls.get_mut(&crawl) {
-            c.seen.insert(&canon.key_bytes());
+            c.seen.insert(&key);
         }
     }
     Ok(())

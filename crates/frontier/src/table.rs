@@ -63,6 +63,9 @@ pub struct Queue {
     /// Whether its full record is in the store (else the next write of its
     /// counters writes the full record).
     pub stored: bool,
+    /// Whether an unfolded counter record names it (it is then in
+    /// [`CounterLog::unfolded`](crate::counters::CounterLog::unfolded)).
+    pub unfolded: bool,
 }
 
 /// A crawl in RAM: its record and its seen set (its queues are found
@@ -169,6 +172,7 @@ impl Table {
                 disc_from: crate::disc::seg_start(cur_seg, self.seg_bits),
                 disc_hi: cur_seg,
                 stored: false,
+                unfolded: false,
                 by_url: SlimMap::default(),
             },
         );

@@ -51,28 +51,13 @@ impl CanonicalUrl {
 
     /// Appends the key bytes to `out` (no allocation when `out` has room).
     pub fn write_key(&self, out: &mut Vec<u8>) {
-        let host = self.host();
-        if host.starts_with('[') {
-            out.extend_from_slice(host.as_bytes());
-        } else {
-            for (i, label) in host.rsplit('.').enumerate() {
-                if i > 0 {
-                    out.push(b'.');
-                }
-                out.extend_from_slice(label.as_bytes());
-            }
-        }
-        let https = self.scheme() == "https";
-        if https || self.port().is_some() {
-            out.push(b':');
-        }
-        if https {
-            out.push(b's');
-        }
-        if let Some(port) = self.port() {
-            push_decimal(out, port);
-        }
-        out.extend_from_slice(self.path_and_query().as_bytes());
+        write_key_parts(
+            out,
+            self.host(),
+            self.scheme() == "https",
+            self.port(),
+            self.path_and_query(),
+        );
     }
 
     /// Rebuilds the URL from [`key_bytes`](Self::key_bytes) output.
@@ -113,6 +98,37 @@ impl CanonicalUrl {
         }
         Ok(parsed)
     }
+}
+
+/// Appends the key of a canonical URL given by its parts (host as in the
+/// URL, `port` only when not the scheme's default).
+pub(crate) fn write_key_parts(
+    out: &mut Vec<u8>,
+    host: &str,
+    https: bool,
+    port: Option<u16>,
+    path_and_query: &str,
+) {
+    if host.starts_with('[') {
+        out.extend_from_slice(host.as_bytes());
+    } else {
+        for (i, label) in host.rsplit('.').enumerate() {
+            if i > 0 {
+                out.push(b'.');
+            }
+            out.extend_from_slice(label.as_bytes());
+        }
+    }
+    if https || port.is_some() {
+        out.push(b':');
+    }
+    if https {
+        out.push(b's');
+    }
+    if let Some(port) = port {
+        push_decimal(out, port);
+    }
+    out.extend_from_slice(path_and_query.as_bytes());
 }
 
 /// Splits `[":" ["s"] [port]] path` into (scheme, port digits, path).

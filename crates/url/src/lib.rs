@@ -6,6 +6,8 @@
 //! - [`CanonicalUrl::key_bytes`]: the seen-set key (`com.test.www/a`), see
 //!   the `key` format below and the crate README;
 //! - [`CanonicalUrl::queue_key`]: host or registrable domain (PSL);
+//! - [`PlainUrl::check`]: the same answers without parsing, for text that is
+//!   already canonical in a plain shape (the frontier's fast path);
 //! - [`surt()`]: SURT keys (`com,test)/a`); [`ia::surt`] matches the Python
 //!   `surt` package byte for byte on raw text.
 //!
@@ -26,6 +28,7 @@ mod error;
 pub mod ia;
 mod key;
 mod percent;
+mod plain;
 mod policy;
 mod query;
 mod queue;
@@ -33,6 +36,7 @@ mod surt;
 
 pub use canonical::CanonicalUrl;
 pub use error::UrlError;
+pub use plain::PlainUrl;
 pub use policy::Policy;
 pub use queue::QueueKeyKind;
 pub use surt::{SurtOptions, surt};
