@@ -98,30 +98,97 @@ pub struct Committer {
 #[derive(Debug, Clone)]
 #[must_use = "a write is acknowledged only after Commit::wait returns Ok"]
 pub struct Commit {
-    epoch: u64,
-    shared: Option<Arc<Shared>>,
+    inner: Inner,
+}
+
+#[derive(Debug, Clone)]
+enum Inner {
+    /// Nothing to wait for.
+    Done,
+    /// Written; durable once the committer publishes `epoch`.
+    Written { epoch: u64, shared: Arc<Shared> },
+    /// Handed to another writer to commit in turn (see `order`).
+    HandedOff(Arc<Handoff>),
+}
+
+/// Where a writer that committed another writer's batch in its turn (see
+/// `order`) leaves the outcome: the batch's [`Commit`], or why it failed.
+#[derive(Debug, Default)]
+pub struct Handoff {
+    slot: Mutex<Option<Result<Commit>>>,
+    ready: Condvar,
+}
+
+impl Handoff {
+    /// Records the outcome (the first one counts) and wakes the waiters.
+    pub fn fill(&self, outcome: Result<Commit>) {
+        let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            *slot = Some(outcome);
+        }
+        self.ready.notify_all();
+    }
+
+    /// The outcome if it is recorded, without waiting (see [`Handoff::outcome`]).
+    pub fn try_outcome(&self) -> Option<Result<Commit>> {
+        take_outcome(&mut self.slot.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Waits for the outcome. The first taker of a failure gets the error
+    /// itself, later ones (clones of the commit) a copy of its message.
+    fn outcome(&self) -> Result<Commit> {
+        let mut slot = self.slot.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if let Some(outcome) = take_outcome(&mut slot) {
+                return outcome;
+            }
+            slot = self.ready.wait(slot).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+/// The outcome in `slot`, if any: a clone of the commit, or the error (a
+/// copy stays for the next taker).
+fn take_outcome(slot: &mut Option<Result<Commit>>) -> Option<Result<Commit>> {
+    match slot.as_mut()? {
+        Ok(c) => Some(Ok(c.clone())),
+        Err(e) => {
+            let copy = match &*e {
+                FrontierError::DiskFull(r) => FrontierError::DiskFull(r.clone()),
+                other => FrontierError::Poisoned(format!("the batch's commit failed: {other}")),
+            };
+            Some(Err(std::mem::replace(e, copy)))
+        }
+    }
 }
 
 impl Commit {
     /// A commit that is already durable (nothing was written).
     pub fn done() -> Self {
+        Commit { inner: Inner::Done }
+    }
+
+    /// The commit of a batch handed to another writer: waits for its
+    /// outcome in `handoff`, then for durability.
+    pub fn handed_off(handoff: Arc<Handoff>) -> Self {
         Commit {
-            epoch: 0,
-            shared: None,
+            inner: Inner::HandedOff(handoff),
         }
     }
 
     /// Blocks until the write is durable under the configured policy.
     pub fn wait(self) -> Result<()> {
-        let Some(shared) = self.shared else {
-            return Ok(());
+        let (epoch, shared) = match self.inner {
+            Inner::Done => return Ok(()),
+            Inner::Written { epoch, shared } => (epoch, shared),
+            Inner::HandedOff(h) => return h.outcome()?.wait(),
         };
         let mut st = lock(&shared.state);
         loop {
             if let Some(poison) = &st.poisoned {
                 return Err(poison.error());
             }
-            if st.durable >= self.epoch {
+            if st.durable >= epoch {
                 return Ok(());
             }
             st = shared.done.wait(st).unwrap_or_else(|p| p.into_inner());
@@ -178,8 +245,10 @@ impl Committer {
         st.log_mark = mark.or(st.log_mark);
         self.shared.wake.notify_one();
         Ok(Commit {
-            epoch: st.written,
-            shared: Some(self.shared.clone()),
+            inner: Inner::Written {
+                epoch: st.written,
+                shared: self.shared.clone(),
+            },
         })
     }
 
@@ -258,5 +327,33 @@ fn run(shared: &Shared, db: &Database, log: Option<&SharedLog>, interval: Durati
         if st.poisoned.is_some() {
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A handed-off commit waits for its outcome; every clone of it sees
+    /// a failure (disk full keeps its kind), a success is waited through.
+    #[test]
+    fn handed_off_commits_report_their_outcome() {
+        let h = Arc::new(Handoff::default());
+        assert!(h.try_outcome().is_none());
+        let (a, b) = (Commit::handed_off(h.clone()), Commit::handed_off(h.clone()));
+        let waiter = std::thread::spawn(move || a.wait());
+        std::thread::sleep(Duration::from_millis(20));
+        h.fill(Err(FrontierError::DiskFull("no space".into())));
+        h.fill(Ok(Commit::done()));
+        assert!(matches!(
+            waiter.join().unwrap(),
+            Err(FrontierError::DiskFull(_))
+        ));
+        assert!(matches!(b.wait(), Err(FrontierError::DiskFull(_))));
+
+        let h = Arc::new(Handoff::default());
+        h.fill(Ok(Commit::done()));
+        assert!(Commit::handed_off(h.clone()).wait().is_ok());
+        assert!(matches!(h.try_outcome(), Some(Ok(_))));
     }
 }

@@ -79,7 +79,7 @@ pub struct Frontier {
     /// Held while a snapshot is written (one at a time).
     pub(crate) snapshotting: Mutex<()>,
     /// Order of the commits made outside the table lock.
-    pub(crate) order: crate::order::CommitOrder,
+    pub(crate) order: crate::order::CommitOrder<crate::put::CommitJob>,
 }
 
 impl std::fmt::Debug for Frontier {

@@ -14,12 +14,13 @@
 //! `pending`). `put_known` with a schedule writes `sched` instead.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use mgz_url::{CanonicalUrl, PlainUrl};
 
 use crate::codec::{Body, UrlState, url_key};
-use crate::commit::Commit;
-use crate::error::Result;
+use crate::commit::{Commit, Handoff};
+use crate::error::{FrontierError, Result};
 use crate::frontier::Frontier;
 use crate::table::{LeaseKey, Table};
 use crate::types::{KnownItem, MAX_KEY_LEN, PutOutcome, RejectReason, UrlItem, crawl_name};
@@ -32,6 +33,24 @@ struct Prepared<'a> {
     key_hash: u64,
     ukey: Vec<u8>,
     body: Body,
+}
+
+/// A decided batch waiting for its commit turn (see `order`): the store
+/// batch and its seen-log records, and where its outcome goes.
+pub(crate) struct CommitJob {
+    work: Option<(fjall::OwnedWriteBatch, Vec<u8>)>,
+    handoff: Arc<Handoff>,
+}
+
+impl Drop for CommitJob {
+    /// A job dropped unrun (the commit before it panicked) reports it.
+    fn drop(&mut self) {
+        if self.work.is_some() {
+            self.handoff.fill(Err(FrontierError::Poisoned(
+                "an earlier commit failed; this batch was not written".into(),
+            )));
+        }
+    }
 }
 
 impl Frontier {
@@ -134,12 +153,32 @@ impl Frontier {
         for (qid, pos, indexed, p) in &news {
             write_pending(&self.store, &mut batch, (*qid, *indexed), p, *pos);
         }
-        let commit = self.order.in_turn(ticket, || -> Result<Commit> {
-            let mark = self.log_frame_of(&records)?;
+        let handoff = Arc::new(Handoff::default());
+        let job = CommitJob {
+            work: Some((batch, records)),
+            handoff: handoff.clone(),
+        };
+        self.order.submit(ticket, job, |job| self.run_commit(job));
+        // Run by this call (the usual case with one writer): the outcome is
+        // known now, and a failure is returned at once as before.
+        let commit = match handoff.try_outcome() {
+            Some(outcome) => outcome?,
+            None => Commit::handed_off(handoff),
+        };
+        Ok((out, commit))
+    }
+
+    /// Writes a batch's seen-log frame and commits it (in its turn, see
+    /// `order`), leaving the outcome in its hand-off.
+    fn run_commit(&self, mut job: CommitJob) {
+        let Some((batch, records)) = job.work.take() else {
+            return;
+        };
+        let outcome = self.log_frame_of(&records).and_then(|mark| {
             batch.commit()?;
             self.committer.written(mark)
-        })?;
-        Ok((out, commit))
+        });
+        job.handoff.fill(outcome);
     }
 
     /// Overwrites schedule and metadata of each URL (inserting unknown ones),
