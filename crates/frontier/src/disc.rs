@@ -1,10 +1,11 @@
-//! The discovery schedule (`disc`, format 4): where `put_discovered` puts
+//! The discovery schedule (`disc`, format 5): where `put_discovered` puts
 //! new URLs, in segments of discovery order, so that the store only appends.
 //!
 //! ```text
-//! disc   seg (4) | qid (4) | seq (8) | next fetch (8)  -> Body     24-byte keys
-//!        seg = 1 + (seq without its flag bit) >> segment bits   (20: 1,048,576 URLs)
-//! sched  qid (4) | next fetch (8) | seq (8)             -> Body     20-byte keys
+//! disc   seg (2) | qid (4, LE) | seq (6) | next fetch (8)  -> Body     20-byte keys
+//!        seg = 1 + seq >> segment bits   (20: 1,048,576 URLs), at most MAX_SEG
+//!        seq without its flag bit, < 2^48
+//! sched  qid (4) | next fetch (8) | seq (8)                 -> Body     20-byte keys
 //! ```
 //!
 //! Why: `sched` sorts a queue's URLs together, so the URLs of one batch
@@ -32,14 +33,34 @@
 //! Entries of `put_known` with a schedule stay in `sched`: their next
 //! fetch is the caller's, so discovery order says nothing about it.
 //!
-//! Invariants: every `disc` key's segment is `seg_of(seq)` of its seq; the
-//! highest segment present is at most `Store::disc_top`; a queue's entries
-//! in `disc` are found by one prefix scan per segment from 1 to that top
-//! (`get` keeps per-queue marks so it reads only from where it stopped).
+//! Key shape (format 5; format 4 had `seg (4) | qid (4, BE) | seq (8) |
+//! next (8)`, 24 bytes, converted at open by [`upgrade_v4`]): fjall keeps
+//! keys of up to 20 bytes inline in its `ByteView`s (no heap block per key
+//! in memtables and table blocks, no pointer to follow when comparing), and
+//! compares the first 4 bytes before anything else. Those are the segment
+//! and the low 16 bits of the qid (little-endian), which differ between
+//! most neighbouring keys of a memtable, so most comparisons of a skiplist
+//! insert or a compaction's merge end there (with a 4-byte segment they
+//! always went on to a `memcmp`). A queue's entries in a segment stay
+//! contiguous and in seq order; the order of queues inside a segment (by
+//! their qid's bytes in this order) means nothing. Put phase at 10M URLs,
+//! three alternating pairs: 43.3 / 43.0 / 42.8 s against 44.0 / 45.5 /
+//! 46.4 s (docs/BENCHMARKS.md, "Session 14").
+//!
+//! Limits: a URL goes to `disc` only while its seq fits ([`fits`]: below
+//! 2^48, segment at most [`MAX_SEG`], i.e. 2^36 URLs with 20 segment bits);
+//! later ones go to `sched`, which takes any position (slower to write,
+//! served the same).
+//!
+//! Invariants: every `disc` key's segment is `seg_of(seq)` of its seq and at
+//! most [`MAX_SEG`]; the highest segment present is at most
+//! `Store::disc_top`; a queue's entries in `disc` are found by one prefix
+//! scan per segment from 1 to that top (`get` keeps per-queue marks so it
+//! reads only from where it stopped).
 
 use std::sync::atomic::Ordering;
 
-use fjall::{Keyspace, OwnedWriteBatch, UserValue};
+use fjall::{Database, Keyspace, OwnedWriteBatch, UserValue};
 
 use crate::codec::{parse_sched_key, sched_key};
 use crate::error::{FrontierError, Result};
@@ -51,6 +72,18 @@ pub const DISC: u64 = 1 << 63;
 
 /// Segment bits of a new store: 2^20 discovered URLs per segment.
 pub const DEFAULT_SEGMENT_BITS: u8 = 20;
+
+/// Highest segment a `disc` key can name (2 bytes).
+pub const MAX_SEG: u32 = 65_535;
+
+/// Seqs of `disc` entries are below this (6 bytes in the key).
+pub const SEQ_LIMIT: u64 = 1 << 48;
+
+/// Whether a URL with seq `seq` may go to `disc` (see the module docs).
+pub fn fits(seq: u64, bits: u8) -> bool {
+    let seq = seq & !DISC;
+    seq < SEQ_LIMIT && seg_of(seq, bits) <= MAX_SEG
+}
 
 /// Whether position `pos` is a `disc` entry.
 pub fn is_disc(pos: LeaseKey) -> bool {
@@ -74,48 +107,110 @@ pub fn seg_start(seg: u32, bits: u8) -> u64 {
     DISC | (idx << bits.min(62)).min(!DISC)
 }
 
-/// `disc` key of position (`next`, `seq`) in queue `qid`.
-pub fn disc_key(seg: u32, qid: u32, seq: u64, next: u64) -> [u8; 24] {
-    let mut k = [0u8; 24];
-    k[..4].copy_from_slice(&seg.to_be_bytes());
-    k[4..8].copy_from_slice(&qid.to_be_bytes());
-    k[8..16].copy_from_slice(&seq.to_be_bytes());
-    k[16..].copy_from_slice(&next.to_be_bytes());
+/// `disc` key of position (`next`, `seq`) in queue `qid` (`seq` fits, see
+/// [`fits`]; a segment past [`MAX_SEG`] is written as `MAX_SEG`).
+pub fn disc_key(seg: u32, qid: u32, seq: u64, next: u64) -> [u8; 20] {
+    let mut k = [0u8; 20];
+    k[..6].copy_from_slice(&disc_prefix(seg, qid));
+    // Clamped rather than cut: a bound past the limit stays past it.
+    let seq = (seq & !DISC).min(SEQ_LIMIT - 1);
+    k[6..12].copy_from_slice(&seq.to_be_bytes()[2..]);
+    k[12..].copy_from_slice(&next.to_be_bytes());
     k
 }
 
-/// Splits a `disc` key into (seg, qid, position).
+/// The first 6 bytes of queue `qid`'s keys in segment `seg`.
+fn disc_prefix(seg: u32, qid: u32) -> [u8; 6] {
+    let seg = u16::try_from(seg).unwrap_or(u16::MAX);
+    let mut p = [0u8; 6];
+    p[..2].copy_from_slice(&seg.to_be_bytes());
+    p[2..].copy_from_slice(&qid.to_le_bytes());
+    p
+}
+
+/// Splits a `disc` key into (seg, qid, position); the seq gets its flag.
 pub fn parse_disc_key(k: &[u8]) -> Result<(u32, u32, LeaseKey)> {
-    let bad = || FrontierError::corrupt("disc key", format!("{} bytes", k.len()));
-    if k.len() != 24 {
-        return Err(bad());
+    let Ok(k) = <&[u8; 20]>::try_from(k) else {
+        return Err(FrontierError::corrupt(
+            "disc key",
+            format!("{} bytes", k.len()),
+        ));
+    };
+    let seg = u32::from(u16::from_be_bytes([k[0], k[1]]));
+    if seg == 0 {
+        return Err(FrontierError::corrupt("disc key", "segment 0"));
     }
-    let u32_at = |i: usize| k[i..i + 4].try_into().map(u32::from_be_bytes);
-    let u64_at = |i: usize| k[i..i + 8].try_into().map(u64::from_be_bytes);
-    let (seg, qid) = (u32_at(0).map_err(|_| bad())?, u32_at(4).map_err(|_| bad())?);
-    let (seq, next) = (
-        u64_at(8).map_err(|_| bad())?,
-        u64_at(16).map_err(|_| bad())?,
-    );
-    if seq & DISC == 0 {
-        return Err(FrontierError::corrupt("disc key", "seq without its flag"));
+    let qid = u32::from_le_bytes([k[2], k[3], k[4], k[5]]);
+    let mut seq = [0u8; 8];
+    seq[2..].copy_from_slice(&k[6..12]);
+    let mut next = [0u8; 8];
+    next.copy_from_slice(&k[12..]);
+    let pos = (u64::from_be_bytes(next), DISC | u64::from_be_bytes(seq));
+    Ok((seg, qid, pos))
+}
+
+/// A format-4 `disc` key (24 bytes: `seg u32 | qid u32 | seq u64 | next
+/// u64`, big-endian, seq flagged) as (qid, position).
+fn parse_v4_key(k: &[u8]) -> Option<(u32, LeaseKey)> {
+    let k = <&[u8; 24]>::try_from(k).ok()?;
+    let qid = u32::from_be_bytes([k[4], k[5], k[6], k[7]]);
+    let seq = u64::from_be_bytes(k[8..16].try_into().ok()?);
+    let next = u64::from_be_bytes(k[16..].try_into().ok()?);
+    (seq & DISC != 0).then_some((qid, (next, seq)))
+}
+
+/// Entries a format-4 upgrade moves per atomic batch.
+const UPGRADE_BATCH: usize = 4096;
+
+/// Converts the format-4 keys of `disc` to format 5 (values unchanged),
+/// [`UPGRADE_BATCH`] entries per atomic batch (each inserts the new keys
+/// and removes the old), so a crash leaves every entry under exactly one
+/// key and the next open finishes the job. Keys already converted are
+/// skipped. A format-4 entry whose seq does not fit format 5 (more than
+/// 2^36 URLs discovered) is an error: such a store stays with format 4.
+/// Returns the entries converted.
+pub fn upgrade_v4(db: &Database, disc: &Keyspace, bits: u8) -> Result<u64> {
+    let mut batch = db.batch();
+    let (mut pending, mut moved) = (0usize, 0u64);
+    for kv in disc.iter() {
+        let (k, v) = kv.into_inner()?;
+        if k.len() == 20 {
+            continue;
+        }
+        let Some((qid, (next, seq))) = parse_v4_key(&k) else {
+            return Err(FrontierError::corrupt(
+                "disc key",
+                format!("{} bytes in a format-4 store", k.len()),
+            ));
+        };
+        if !fits(seq, bits) {
+            return Err(FrontierError::corrupt(
+                "disc key",
+                "seq beyond format 5's range (2^48, or segment 65,535)",
+            ));
+        }
+        batch.insert(disc, disc_key(seg_of(seq, bits), qid, seq, next), v);
+        batch.remove(disc, k);
+        pending += 1;
+        moved += 1;
+        if pending == UPGRADE_BATCH {
+            std::mem::replace(&mut batch, db.batch()).commit()?;
+            pending = 0;
+        }
     }
-    Ok((seg, qid, (next, seq)))
+    batch.commit()?;
+    Ok(moved)
 }
 
 impl Store {
     /// The keyspace and key of position `pos` of queue `qid` (the key on
     /// the stack: this runs once per new URL).
     pub fn pending_key(&self, qid: u32, pos: LeaseKey) -> (&Keyspace, PendingKey) {
-        let mut key = PendingKey([0; 24], 24);
         if is_disc(pos) {
             let seg = seg_of(pos.1, self.seg_bits);
-            key.0 = disc_key(seg, qid, pos.1, pos.0);
-            (&self.disc, key)
+            (&self.disc, PendingKey(disc_key(seg, qid, pos.1, pos.0)))
         } else {
-            key.0[..20].copy_from_slice(&sched_key(qid, pos.0, pos.1));
-            key.1 = 20;
-            (&self.sched, key)
+            (&self.sched, PendingKey(sched_key(qid, pos.0, pos.1)))
         }
     }
 
@@ -173,11 +268,8 @@ impl Store {
                 return Ok(());
             }
         }
-        for seg in 1..=self.disc_top() {
-            let mut prefix = [0u8; 8];
-            prefix[..4].copy_from_slice(&seg.to_be_bytes());
-            prefix[4..].copy_from_slice(&qid.to_be_bytes());
-            for kv in self.disc.prefix(prefix) {
+        for seg in 1..=self.disc_top().min(MAX_SEG) {
+            for kv in self.disc.prefix(disc_prefix(seg, qid)) {
                 let (k, v) = kv.into_inner()?;
                 let (_, _, pos) = parse_disc_key(&k)?;
                 if !f(pos, v)? {
@@ -202,12 +294,12 @@ impl Store {
     }
 }
 
-/// A `sched` (20 bytes) or `disc` (24 bytes) key, on the stack.
-pub struct PendingKey([u8; 24], usize);
+/// A `sched` or `disc` key (20 bytes each), on the stack.
+pub struct PendingKey([u8; 20]);
 
 impl AsRef<[u8]> for PendingKey {
     fn as_ref(&self) -> &[u8] {
-        &self.0[..self.1]
+        &self.0
     }
 }
 
@@ -236,11 +328,11 @@ impl Iterator for DiscScan<'_> {
                 self.iter = None;
                 self.seg = self.seg.checked_add(1)?;
             }
-            if self.seg > self.hi {
+            if self.seg > self.hi.min(MAX_SEG) {
                 return None;
             }
             let from = disc_key(self.seg, self.qid, self.from, 0);
-            let to = disc_key(self.seg, self.qid, u64::MAX, u64::MAX);
+            let to = disc_key(self.seg, self.qid, SEQ_LIMIT - 1, u64::MAX);
             self.iter = Some(self.store.disc.range(from..=to));
         }
     }
@@ -271,12 +363,57 @@ mod tests {
             parse_disc_key(&k).unwrap(),
             (3, 77, (1_700_000_000, DISC | 12))
         );
-        assert!(parse_disc_key(&k[..23]).is_err());
-        assert!(parse_disc_key(&[0u8; 25]).is_err());
-        // A seq without the flag is not a `disc` entry.
-        assert!(parse_disc_key(&disc_key(3, 77, 12, 5)).is_err());
-        // Keys sort by segment first, then queue, then discovery order.
+        let big = disc_key(MAX_SEG, u32::MAX, DISC | (SEQ_LIMIT - 1), u64::MAX);
+        assert_eq!(
+            parse_disc_key(&big).unwrap(),
+            (MAX_SEG, u32::MAX, (u64::MAX, DISC | (SEQ_LIMIT - 1)))
+        );
+        assert!(parse_disc_key(&k[..19]).is_err());
+        assert!(parse_disc_key(&[0u8; 21]).is_err());
+        assert!(parse_disc_key(&[1u8; 24]).is_err());
+        // Segments are 1-based.
+        assert!(parse_disc_key(&disc_key(0, 1, DISC | 1, 1)).is_err());
+        // A seq past the limit is clamped, never wrapped (scan bounds).
+        let (_, _, (_, seq)) = parse_disc_key(&disc_key(1, 1, DISC | SEQ_LIMIT | 5, 0)).unwrap();
+        assert_eq!(seq, DISC | (SEQ_LIMIT - 1));
+    }
+
+    #[test]
+    fn disc_keys_sort_by_segment_then_queue_then_seq() {
         assert!(disc_key(1, 9, DISC | 5, 9) < disc_key(2, 0, DISC | 6, 0));
-        assert!(disc_key(2, 0, DISC | 6, 9) < disc_key(2, 0, DISC | 7, 0));
+        assert!(disc_key(2, 7, DISC | 6, 9) < disc_key(2, 7, DISC | 7, 0));
+        assert!(disc_key(2, 7, DISC | 255, 9) < disc_key(2, 7, DISC | 256, 0));
+        // A queue's entries in a segment share a prefix that no other
+        // queue's keys have.
+        for (qid, other) in [(7, 8), (7, 7 + (1 << 16)), (0, u32::MAX)] {
+            let p = disc_prefix(2, qid);
+            assert!(disc_key(2, qid, DISC | 3, 4).starts_with(&p));
+            assert!(!disc_key(2, other, DISC | 3, 4).starts_with(&p));
+        }
+        // The 4 bytes fjall compares first differ between neighbouring queues.
+        assert_ne!(disc_key(2, 1, DISC, 0)[..4], disc_key(2, 2, DISC, 0)[..4]);
+    }
+
+    #[test]
+    fn seqs_fit_while_key_fields_hold_them() {
+        assert!(fits(DISC | 5, 20));
+        assert!(fits(((MAX_SEG as u64) << 20) - 1, 20));
+        assert!(!fits((MAX_SEG as u64) << 20, 20));
+        assert!(fits(SEQ_LIMIT - 1, 40));
+        assert!(!fits(SEQ_LIMIT, 40));
+        assert!(!fits(u64::MAX, 1));
+    }
+
+    #[test]
+    fn format_4_keys_parse() {
+        let mut k = [0u8; 24];
+        k[..4].copy_from_slice(&3u32.to_be_bytes());
+        k[4..8].copy_from_slice(&77u32.to_be_bytes());
+        k[8..16].copy_from_slice(&(DISC | 12).to_be_bytes());
+        k[16..].copy_from_slice(&99u64.to_be_bytes());
+        assert_eq!(parse_v4_key(&k), Some((77, (99, DISC | 12))));
+        assert_eq!(parse_v4_key(&k[..20]), None);
+        k[8] = 0;
+        assert_eq!(parse_v4_key(&k), None, "a seq without its flag");
     }
 }

@@ -389,8 +389,10 @@ impl Frontier {
 
 impl Table {
     /// The position the next pending URL gets: due at `next_fetch`, in
-    /// `disc` (`disc`: a discovered URL) or `sched`.
+    /// `disc` (`disc`: a discovered URL, while its seq fits `disc` keys)
+    /// or `sched`.
     pub(crate) fn next_pos(&self, next_fetch: u64, disc: bool) -> LeaseKey {
+        let disc = disc && crate::disc::fits(self.next_seq, self.seg_bits);
         let flag = if disc { crate::disc::DISC } else { 0 };
         (next_fetch, self.next_seq | flag)
     }

@@ -9,7 +9,7 @@
 //!     queues  qid          -> QueueRec
 //!     urls    qid | URL key             -> UrlState (completed body, or pointer of an indexed pending URL)
 //!     sched   qid | next fetch | seq    -> Body (pending URLs put with a schedule, FIFO by key order)
-//!     disc    seg | qid | seq | next    -> Body (discovered pending URLs, appended; see `disc`)
+//!     disc    seg | qid | seq | next    -> Body (discovered pending URLs, appended; 20-byte keys, see `disc`)
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -25,11 +25,13 @@ use crate::error::{FrontierError, Result};
 /// 3: pending URLs may lack a `urls` entry (see `pending`); seen-log key
 ///    records may carry a schedule position (tag 4).
 /// 4: discovered URLs go to the `disc` keyspace (see `disc`).
-/// Versions 1 to 3 are valid version-4 directories (no counter records,
+/// 5: `disc` keys of 20 bytes (see `disc`).
+/// Versions 1 to 3 are valid version-5 directories (no counter records,
 /// every pending URL indexed, no `disc` entries), so they are upgraded in
-/// place at open (an older binary then refuses the directory with a
-/// `FormatVersion` error).
-pub const FORMAT_VERSION: u32 = 4;
+/// place at open; a version-4 directory has its `disc` keys converted at
+/// open ([`crate::disc::upgrade_v4`], resumable), then `FORMAT` says 5. An
+/// older binary then refuses the directory with a `FormatVersion` error.
+pub const FORMAT_VERSION: u32 = 5;
 const MAGIC: &[u8; 4] = b"MGZF";
 
 /// Tuning of the embedded store.
@@ -126,7 +128,7 @@ impl Store {
     /// Opens or creates the state in `dir`.
     pub fn open(dir: &Path, opts: StoreOptions) -> Result<Store> {
         std::fs::create_dir_all(dir).map_err(|e| FrontierError::io(dir, e))?;
-        check_format_file(dir)?;
+        let upgrade_disc = check_format_file(dir)?;
         let path = dir.join("store");
         // A new store is built off-disk and moved in (see `fresh`); it has
         // no torn tail to look for.
@@ -143,7 +145,13 @@ impl Store {
         let ks = |name: &str| keyspace(&db, name, opts).map_err(|e| at(dir, e));
         let (meta, disc) = (ks("meta")?, ks("disc")?);
         let seg_bits = segment_bits(&meta, opts)?;
-        // The highest segment is the first 4 bytes of the last key.
+        if upgrade_disc {
+            let moved = crate::disc::upgrade_v4(&db, &disc, seg_bits)?;
+            db.persist(fjall::PersistMode::SyncAll)?;
+            write_format_file(&dir.join("FORMAT"))?;
+            tracing::info!(entries = moved, "state upgraded from format 4 to 5");
+        }
+        // The highest segment is the first 2 bytes of the last key.
         let top = match disc.last_key_value() {
             Some(kv) => crate::disc::parse_disc_key(&kv.key()?)?.0,
             None => 0,
@@ -305,14 +313,19 @@ pub fn format_bytes(version: u32) -> [u8; 16] {
     b
 }
 
-/// Creates `DIR/FORMAT` in a new directory, or checks the existing one.
-fn check_format_file(dir: &Path) -> Result<()> {
+/// Creates `DIR/FORMAT` in a new directory, or checks the existing one;
+/// true when it says 4: the `disc` keys are to be converted (and the file
+/// rewritten after that).
+fn check_format_file(dir: &Path) -> Result<bool> {
     let path = dir.join("FORMAT");
     match std::fs::read(&path) {
         Ok(bytes) => match parse_format(&bytes) {
             // Versions 1 to 3 open as they are; the file is rewritten to say so.
-            Err(FrontierError::FormatVersion { found: 1..=3, .. }) => write_format_file(&path),
-            other => other.map_err(|e| e.in_file(&path)),
+            Err(FrontierError::FormatVersion { found: 1..=3, .. }) => {
+                write_format_file(&path).map(|()| false)
+            }
+            Err(FrontierError::FormatVersion { found: 4, .. }) => Ok(true),
+            other => other.map(|()| false).map_err(|e| e.in_file(&path)),
         },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             if dir.join("store").exists() {
@@ -321,7 +334,7 @@ fn check_format_file(dir: &Path) -> Result<()> {
                     "missing while a store exists",
                 ));
             }
-            write_format_file(&path)
+            write_format_file(&path).map(|()| false)
         }
         Err(e) => Err(FrontierError::io(path, e)),
     }
@@ -449,7 +462,7 @@ mod tests {
         assert!(parse_format(&format_bytes(FORMAT_VERSION)).is_ok());
         assert!(matches!(
             parse_format(&format_bytes(FORMAT_VERSION + 1)),
-            Err(FrontierError::FormatVersion { found: 5, .. })
+            Err(FrontierError::FormatVersion { found: 6, .. })
         ));
         let mut b = format_bytes(FORMAT_VERSION);
         b[5] ^= 1;

@@ -160,3 +160,147 @@ fn version_2_and_3_directories_are_upgraded_in_place() {
         assert_eq!(now[4..8], mgz_frontier::FORMAT_VERSION.to_le_bytes());
     }
 }
+
+/// Rewrites the `disc` keys of the closed state in `dir` to the format-4
+/// layout (`seg u32 | qid u32 | seq u64 | next u64`, big-endian), every
+/// `stride`-th one only (the others stay as an interrupted upgrade left
+/// them), and marks the directory version 4. Returns the keys rewritten.
+fn make_version_4(dir: &std::path::Path, stride: usize) -> usize {
+    let db = fjall::Database::builder(dir.join("store")).open().unwrap();
+    let disc = db
+        .keyspace("disc", fjall::KeyspaceCreateOptions::default)
+        .unwrap();
+    let mut batch = db.batch();
+    let mut rewritten = 0;
+    for (i, kv) in disc.iter().enumerate() {
+        let (k, v) = kv.into_inner().unwrap();
+        assert_eq!(k.len(), 20, "format-5 disc key");
+        if i % stride != 0 {
+            continue;
+        }
+        // Format 5: seg u16 BE | qid u32 LE | seq 48 bits BE | next u64 BE.
+        let seg = u32::from(u16::from_be_bytes([k[0], k[1]]));
+        let qid = u32::from_le_bytes(k[2..6].try_into().unwrap());
+        let mut seq = [0u8; 8];
+        seq[2..].copy_from_slice(&k[6..12]);
+        let seq = u64::from_be_bytes(seq) | 1 << 63;
+        let mut old = Vec::with_capacity(24);
+        old.extend_from_slice(&seg.to_be_bytes());
+        old.extend_from_slice(&qid.to_be_bytes());
+        old.extend_from_slice(&seq.to_be_bytes());
+        old.extend_from_slice(&k[12..20]);
+        batch.insert(&disc, old, v);
+        batch.remove(&disc, k);
+        rewritten += 1;
+    }
+    batch.commit().unwrap();
+    db.persist(fjall::PersistMode::SyncAll).unwrap();
+    drop(disc);
+    drop(db);
+    let mut old = b"MGZF".to_vec();
+    old.extend_from_slice(&4u32.to_le_bytes());
+    let sum = xxhash_rust::xxh3::xxh3_64(&old);
+    old.extend_from_slice(&sum.to_le_bytes());
+    std::fs::write(dir.join("FORMAT"), &old).unwrap();
+    rewritten
+}
+
+/// Version 4 wrote 24-byte `disc` keys; opening converts them (all of
+/// them, or what an interrupted upgrade left), and nothing is lost: every
+/// URL is served once, each queue in discovery order, and the scheduled
+/// one stays where it was.
+#[test]
+fn version_4_disc_keys_are_converted_at_open() {
+    for stride in [1, 2] {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = ManualClock::new(T0);
+        let f = open(dir.path(), &clock, "hash");
+        let s = T0 / 1000;
+        let urls: Vec<String> = (0..40)
+            .map(|i| format!("http://h{}.com/p{i}", i % 4))
+            .collect();
+        let refs: Vec<&str> = urls.iter().map(String::as_str).collect();
+        assert!(put(&f, &refs).iter().all(|o| *o == PutOutcome::New));
+        assert_eq!(known(&f, "http://h0.com/sched", s - 5), PutOutcome::New);
+        f.close().unwrap();
+        let rewritten = make_version_4(dir.path(), stride);
+        assert_eq!(rewritten, 40 / stride, "stride {stride}");
+
+        let f = open(dir.path(), &clock, "hash");
+        let format = std::fs::read(dir.path().join("FORMAT")).unwrap();
+        assert_eq!(format[4..8], mgz_frontier::FORMAT_VERSION.to_le_bytes());
+        assert_eq!(f.stats("", None).size, 41);
+        f.set_delay("", None, 0).unwrap();
+        let params = mgz_frontier::GetParams {
+            max_queues: 10,
+            max_urls_per_queue: 100,
+            ..Default::default()
+        };
+        let served: Vec<String> = f.get(&params).unwrap().into_iter().map(|r| r.url).collect();
+        assert_eq!(served.len(), 41, "stride {stride}: {served:?}");
+        for h in 0..4 {
+            let host = format!("http://h{h}.com/");
+            let got: Vec<&String> = served.iter().filter(|u| u.starts_with(&host)).collect();
+            let mut want: Vec<String> = Vec::new();
+            if h == 0 {
+                want.push("http://h0.com/sched".into());
+            }
+            want.extend(urls.iter().filter(|u| u.starts_with(&host)).cloned());
+            let want: Vec<&String> = want.iter().collect();
+            assert_eq!(got, want, "stride {stride}, host {h}");
+        }
+        drop(f);
+        // Opens again as version 5, with the same URLs.
+        let f = open(dir.path(), &clock, "hash");
+        assert_eq!(f.stats("", None).size, 41);
+    }
+}
+
+/// `disc` keys hold segments up to 65,535 and seqs below 2^48: URLs
+/// discovered past that go to `sched` instead, and are served with the
+/// others, in discovery order. (One URL per `disc` segment of 2 here, so
+/// the limit is at seq 131,070; the stored seq counter is moved there.)
+#[test]
+fn urls_past_the_disc_key_range_go_to_sched() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::new(T0);
+    let f = open(dir.path(), &clock, "hash");
+    assert_eq!(put(&f, &["http://a.com/first"]), [PutOutcome::New]);
+    f.close().unwrap();
+    {
+        let db = fjall::Database::builder(dir.path().join("store"))
+            .open()
+            .unwrap();
+        let meta = db
+            .keyspace("meta", fjall::KeyspaceCreateOptions::default)
+            .unwrap();
+        meta.insert(b"seq", (2 * 65_535u64 - 3).to_le_bytes())
+            .unwrap();
+        db.persist(fjall::PersistMode::SyncAll).unwrap();
+    }
+    let f = open(dir.path(), &clock, "hash");
+    let urls: Vec<String> = (0..8).map(|i| format!("http://a.com/p{i}")).collect();
+    let refs: Vec<&str> = urls.iter().map(String::as_str).collect();
+    assert!(put(&f, &refs).iter().all(|o| *o == PutOutcome::New));
+    f.set_delay("", None, 0).unwrap();
+    let params = mgz_frontier::GetParams {
+        max_queues: 1,
+        max_urls_per_queue: 100,
+        ..Default::default()
+    };
+    let served: Vec<String> = f.get(&params).unwrap().into_iter().map(|r| r.url).collect();
+    let mut want = vec!["http://a.com/first".to_string()];
+    want.extend(urls.iter().cloned());
+    assert_eq!(served, want);
+    // Found after the queue's marks moved past everything leased.
+    assert_eq!(put(&f, &["http://a.com/late"]), [PutOutcome::New]);
+    let late: Vec<String> = f.get(&params).unwrap().into_iter().map(|r| r.url).collect();
+    assert_eq!(late, ["http://a.com/late"]);
+    want.push("http://a.com/late".to_string());
+    // And after a restart (leases are not kept).
+    drop(f);
+    let f = open(dir.path(), &clock, "hash");
+    f.set_delay("", None, 0).unwrap();
+    let again: Vec<String> = f.get(&params).unwrap().into_iter().map(|r| r.url).collect();
+    assert_eq!(again, want);
+}
