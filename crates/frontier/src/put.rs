@@ -13,6 +13,7 @@
 //! also a `urls` pointer (~key + 18 B) so "seen" answers can be checked (see
 //! `pending`). `put_known` with a schedule writes `sched` instead.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::sync::Arc;
 
@@ -23,16 +24,38 @@ use crate::commit::{Commit, Handoff};
 use crate::error::{FrontierError, Result};
 use crate::frontier::Frontier;
 use crate::table::{LeaseKey, Table};
-use crate::types::{KnownItem, MAX_KEY_LEN, PutOutcome, RejectReason, UrlItem, crawl_name};
+use crate::types::{
+    KnownItem, MAX_KEY_LEN, Metadata, PutOutcome, RejectReason, UrlItem, crawl_name,
+};
 
 /// An item that passed validation (borrowing its crawl name from the item).
+///
+/// Borrowed from the item where it can be (a URL that is seen costs no
+/// copy of its text, queue key or metadata); [`Prepared::body`] makes the
+/// owned body when one is stored.
 struct Prepared<'a> {
     crawl: &'a str,
-    key: String,
+    key: Cow<'a, str>,
     /// `keyindex::text_hash` of `key`, computed before the lock.
     key_hash: u64,
     ukey: Vec<u8>,
-    body: Body,
+    /// Canonical URL text.
+    url: Cow<'a, str>,
+    depth: u32,
+    created: u64,
+    metadata: &'a Metadata,
+}
+
+impl Prepared<'_> {
+    /// The body stored for this URL.
+    fn body(&self) -> Body {
+        Body {
+            url: self.url.to_string(),
+            depth: self.depth,
+            created: self.created,
+            metadata: self.metadata.clone(),
+        }
+    }
 }
 
 /// A decided batch waiting for its commit turn (see `order`): the store
@@ -97,7 +120,7 @@ impl Frontier {
             .map(|(_, p)| t.crawl_id(p.crawl, &self.store, &mut batch, &self.opts.seen))
             .collect();
         let keys: Vec<_> = (prepared.iter().zip(&cids))
-            .map(|((_, p), &cid)| (cid, p.key.as_str(), p.key_hash))
+            .map(|((_, p), &cid)| (cid, &*p.key, p.key_hash))
             .collect();
         let found = t.keys.find_many(&t.queues, &keys);
         drop(keys);
@@ -245,18 +268,19 @@ impl Frontier {
         }
         // Text that is already canonical in the plain shape (most links)
         // skips the parser: same text, host and key (`mgz_url::PlainUrl`).
-        let parsed;
-        let (text, host, ukey) = match PlainUrl::check(&item.url, &self.opts.policy) {
-            Some(p) => (p.as_str(), p.host(), p.key_bytes()),
-            None => {
-                parsed = CanonicalUrl::parse(&item.url, None, &self.opts.policy)
-                    .map_err(RejectReason::InvalidUrl)?;
-                (parsed.as_str(), parsed.host(), parsed.key_bytes())
-            }
-        };
+        let (url, host, ukey): (Cow<'_, str>, Cow<'_, str>, _) =
+            match PlainUrl::check(&item.url, &self.opts.policy) {
+                Some(p) => (p.as_str().into(), p.host().into(), p.key_bytes()),
+                None => {
+                    let parsed = CanonicalUrl::parse(&item.url, None, &self.opts.policy)
+                        .map_err(RejectReason::InvalidUrl)?;
+                    let host = parsed.host().to_string().into();
+                    (parsed.as_str().to_string().into(), host, parsed.key_bytes())
+                }
+            };
         let key = match item.key.as_deref() {
-            Some(k) if !k.is_empty() => k.to_string(),
-            _ => host.to_string(),
+            Some(k) if !k.is_empty() => Cow::Borrowed(k),
+            _ => host,
         };
         if key.len() > MAX_KEY_LEN {
             return Err(RejectReason::KeyTooLong { len: key.len() });
@@ -271,12 +295,10 @@ impl Frontier {
             key_hash: crate::keyindex::text_hash(&key),
             key,
             ukey,
-            body: Body {
-                url: text.to_string(),
-                depth: item.depth,
-                created,
-                metadata: item.metadata.clone(),
-            },
+            url,
+            depth: item.depth,
+            created,
+            metadata: &item.metadata,
         })
     }
 
@@ -337,7 +359,7 @@ impl Frontier {
         }
         // The store must hold every batch decided before this one.
         self.order.drain();
-        let stored = self.url_state(qid, &p.ukey, &p.body.url)?.is_some();
+        let stored = self.url_state(qid, &p.ukey, &p.url)?.is_some();
         Ok((!stored).then_some(true))
     }
 
@@ -355,13 +377,13 @@ impl Frontier {
         let Some(q) = t.queues.get_mut(&qid) else {
             return Ok(PutOutcome::Seen);
         };
-        let h = crate::get::url_hash(&p.body.url);
+        let h = crate::get::url_hash(&p.url);
         // A leased URL is pending at its lease key: no store read needed.
         let leased = q.by_url.remove(&h).filter(|lk| q.leases.contains_key(lk));
         let old = match leased {
             Some((next_fetch, seq)) => Some(UrlState::Pending { next_fetch, seq }),
             None if fresh => None,
-            None => self.url_state(qid, &p.ukey, &p.body.url)?,
+            None => self.url_state(qid, &p.ukey, &p.url)?,
         };
         match &old {
             Some(UrlState::Pending { next_fetch, seq }) => {
@@ -374,7 +396,7 @@ impl Frontier {
         }
         if next_fetch == 0 {
             q.rec.completed += 1;
-            batch.insert(&self.store.urls, k, UrlState::Completed(p.body).encode());
+            batch.insert(&self.store.urls, k, UrlState::Completed(p.body()).encode());
         } else {
             let pos = t.next_pos(next_fetch, false);
             insert_pending(t, &self.store, batch, (qid, true), &p, pos);
@@ -435,8 +457,8 @@ fn write_pending(
     p: &Prepared<'_>,
     pos: LeaseKey,
 ) {
-    let mut body = Vec::with_capacity(p.body.url.len() + 32);
-    p.body.encode(&mut body);
+    let mut body = Vec::with_capacity(p.url.len() + 32);
+    Body::encode_parts(&p.url, p.depth, p.created, p.metadata, &mut body);
     store.pending_insert(batch, qid, pos, body);
     if indexed {
         let (next_fetch, seq) = pos;
