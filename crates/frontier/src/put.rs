@@ -5,10 +5,11 @@
 //! the whole batch belongs to one crawl whose answers need no store check),
 //! give each new URL its position and take the counters and seen-log
 //! records; after the lock, encode the new URLs' store entries into one fjall
-//! batch (pending entries + one counter record + sequence counter), then in
-//! decision order write the seen-log frame and commit the batch (see
-//! `order`), and return a [`Commit`] to wait on.
-//! Per new URL the store gets one entry, `disc` (24 B key + body, appended:
+//! batch (pending entries + one counter record + sequence counter); the
+//! seen-log frame and the batch commit run in decision order, by this writer
+//! or, when its turn has not come, by the writer before it (see `order`);
+//! return a [`Commit`] to wait on.
+//! Per new URL the store gets one entry, `disc` (20 B key + body, appended:
 //! see `disc`), when the crawl's seen set is trusted and clean; otherwise
 //! also a `urls` pointer (~key + 18 B) so "seen" answers can be checked (see
 //! `pending`). `put_known` with a schedule writes `sched` instead.

@@ -53,6 +53,26 @@ fn listed(f: &Frontier) -> Vec<(String, u64)> {
     v
 }
 
+/// Marks the state in `dir` as format `version` (the `FORMAT` file as the
+/// store documents it: magic, version, xxh3-64 of the first 8 bytes).
+fn write_format(dir: &std::path::Path, version: u32) {
+    let mut b = b"MGZF".to_vec();
+    b.extend_from_slice(&version.to_le_bytes());
+    let sum = xxhash_rust::xxh3::xxh3_64(&b);
+    b.extend_from_slice(&sum.to_le_bytes());
+    std::fs::write(dir.join("FORMAT"), &b).unwrap();
+}
+
+/// The URLs one `get` serves: up to `max_queues` queues × `per_queue` URLs.
+fn served(f: &Frontier, max_queues: u32, per_queue: u32) -> Vec<String> {
+    let params = mgz_frontier::GetParams {
+        max_queues,
+        max_urls_per_queue: per_queue,
+        ..Default::default()
+    };
+    f.get(&params).unwrap().into_iter().map(|r| r.url).collect()
+}
+
 fn scenario(backend: &str) {
     let dir = tempfile::tempdir().unwrap();
     let clock = ManualClock::new(T0);
@@ -132,11 +152,7 @@ fn version_2_and_3_directories_are_upgraded_in_place() {
         assert_eq!(known(&f, "http://a.com/old-late", s - 10), PutOutcome::New);
         assert_eq!(known(&f, "http://a.com/old-early", s - 30), PutOutcome::New);
         f.close().unwrap();
-        let mut old = b"MGZF".to_vec();
-        old.extend_from_slice(&version.to_le_bytes());
-        let sum = xxhash_rust::xxh3::xxh3_64(&old);
-        old.extend_from_slice(&sum.to_le_bytes());
-        std::fs::write(dir.path().join("FORMAT"), &old).unwrap();
+        write_format(dir.path(), version);
         clock.advance_ms(60_000);
         let f = open(dir.path(), &clock, "hash");
         assert_eq!(f.stats("", None).size, 2);
@@ -146,12 +162,7 @@ fn version_2_and_3_directories_are_upgraded_in_place() {
             "http://a.com/new3",
         ];
         assert!(put(&f, &fresh).iter().all(|o| *o == PutOutcome::New));
-        let params = mgz_frontier::GetParams {
-            max_queues: 1,
-            max_urls_per_queue: 10,
-            ..Default::default()
-        };
-        let served: Vec<_> = f.get(&params).unwrap().into_iter().map(|r| r.url).collect();
+        let served = served(&f, 1, 10);
         let want = ["old-early", "old-late", "new1", "new2", "new3"];
         let want: Vec<_> = want.iter().map(|p| format!("http://a.com/{p}")).collect();
         assert_eq!(served, want, "version {version}");
@@ -197,11 +208,7 @@ fn make_version_4(dir: &std::path::Path, stride: usize) -> usize {
     db.persist(fjall::PersistMode::SyncAll).unwrap();
     drop(disc);
     drop(db);
-    let mut old = b"MGZF".to_vec();
-    old.extend_from_slice(&4u32.to_le_bytes());
-    let sum = xxhash_rust::xxh3::xxh3_64(&old);
-    old.extend_from_slice(&sum.to_le_bytes());
-    std::fs::write(dir.join("FORMAT"), &old).unwrap();
+    write_format(dir, 4);
     rewritten
 }
 
@@ -231,12 +238,7 @@ fn version_4_disc_keys_are_converted_at_open() {
         assert_eq!(format[4..8], mgz_frontier::FORMAT_VERSION.to_le_bytes());
         assert_eq!(f.stats("", None).size, 41);
         f.set_delay("", None, 0).unwrap();
-        let params = mgz_frontier::GetParams {
-            max_queues: 10,
-            max_urls_per_queue: 100,
-            ..Default::default()
-        };
-        let served: Vec<String> = f.get(&params).unwrap().into_iter().map(|r| r.url).collect();
+        let served = served(&f, 10, 100);
         assert_eq!(served.len(), 41, "stride {stride}: {served:?}");
         for h in 0..4 {
             let host = format!("http://h{h}.com/");
@@ -283,24 +285,19 @@ fn urls_past_the_disc_key_range_go_to_sched() {
     let refs: Vec<&str> = urls.iter().map(String::as_str).collect();
     assert!(put(&f, &refs).iter().all(|o| *o == PutOutcome::New));
     f.set_delay("", None, 0).unwrap();
-    let params = mgz_frontier::GetParams {
-        max_queues: 1,
-        max_urls_per_queue: 100,
-        ..Default::default()
-    };
-    let served: Vec<String> = f.get(&params).unwrap().into_iter().map(|r| r.url).collect();
+    let first = served(&f, 1, 100);
     let mut want = vec!["http://a.com/first".to_string()];
     want.extend(urls.iter().cloned());
-    assert_eq!(served, want);
+    assert_eq!(first, want);
     // Found after the queue's marks moved past everything leased.
     assert_eq!(put(&f, &["http://a.com/late"]), [PutOutcome::New]);
-    let late: Vec<String> = f.get(&params).unwrap().into_iter().map(|r| r.url).collect();
+    let late = served(&f, 1, 100);
     assert_eq!(late, ["http://a.com/late"]);
     want.push("http://a.com/late".to_string());
     // And after a restart (leases are not kept).
     drop(f);
     let f = open(dir.path(), &clock, "hash");
     f.set_delay("", None, 0).unwrap();
-    let again: Vec<String> = f.get(&params).unwrap().into_iter().map(|r| r.url).collect();
+    let again = served(&f, 1, 100);
     assert_eq!(again, want);
 }
