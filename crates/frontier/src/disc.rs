@@ -220,7 +220,7 @@ impl Store {
         batch: &mut OwnedWriteBatch,
         qid: u32,
         pos: LeaseKey,
-        body: Vec<u8>,
+        body: &[u8],
     ) {
         if is_disc(pos) {
             self.disc_top

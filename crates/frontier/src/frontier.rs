@@ -101,8 +101,17 @@ impl Frontier {
             active: true,
             ..Table::default()
         };
+        if store.journal_cut {
+            let r = crate::repair::recount(&store)?;
+            tracing::warn!(
+                queues = r.queues,
+                next_seq = r.next_seq,
+                "journal cut short: queue counters recounted, seen sets rebuilt from the store"
+            );
+        }
         crate::recover::load(&store, &mut table, &opts.seen)?;
-        let seen_log = crate::seenidx::load(&store, &mut table, &opts.seen, &opts.policy)?
+        let trust_snapshot = !store.journal_cut;
+        let seen_log = crate::seenidx::load(&store, &mut table, &opts, trust_snapshot)?
             .map(|log| Arc::new(Mutex::new(log)));
         table.logging = seen_log.is_some();
         tracing::info!(

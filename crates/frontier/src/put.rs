@@ -174,8 +174,10 @@ impl Frontier {
         // Outside the lock: the store entries of the new URLs (their
         // positions are decided), then, in decision order (see `order`),
         // the seen-log frame and the commit.
+        let mut scratch = Vec::new();
         for (qid, pos, indexed, p) in &news {
-            write_pending(&self.store, &mut batch, (*qid, *indexed), p, *pos);
+            let at = (*qid, *indexed);
+            write_pending(&self.store, &mut batch, at, p, *pos, &mut scratch);
         }
         let handoff = Arc::new(Handoff::default());
         let job = CommitJob {
@@ -432,7 +434,7 @@ fn insert_pending(
     pos: LeaseKey,
 ) {
     note_pending(t, qid, pos);
-    write_pending(store, batch, (qid, indexed), p, pos);
+    write_pending(store, batch, (qid, indexed), p, pos, &mut Vec::new());
 }
 
 /// The table's side of a new pending URL at `pos` of queue `qid`: the
@@ -450,17 +452,20 @@ fn note_pending(t: &mut Table, qid: u32, pos: LeaseKey) {
 }
 
 /// The store's side of a new pending URL: its entry at `pos`, and a `urls`
-/// pointer if `indexed`. Needs no table lock.
+/// pointer if `indexed`. Needs no table lock. The body is encoded into
+/// `scratch` (reused across a batch's URLs) and copied once, into fjall's
+/// value.
 fn write_pending(
     store: &crate::store::Store,
     batch: &mut fjall::OwnedWriteBatch,
     (qid, indexed): (u32, bool),
     p: &Prepared<'_>,
     pos: LeaseKey,
+    scratch: &mut Vec<u8>,
 ) {
-    let mut body = Vec::with_capacity(p.url.len() + 32);
-    Body::encode_parts(&p.url, p.depth, p.created, p.metadata, &mut body);
-    store.pending_insert(batch, qid, pos, body);
+    scratch.clear();
+    Body::encode_parts(&p.url, p.depth, p.created, p.metadata, scratch);
+    store.pending_insert(batch, qid, pos, scratch);
     if indexed {
         let (next_fetch, seq) = pos;
         let state = UrlState::Pending { next_fetch, seq };

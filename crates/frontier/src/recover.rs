@@ -122,7 +122,7 @@ fn crawl_id_of(k: &[u8]) -> Result<u32> {
     }
 }
 
-fn qid_of(k: &[u8], what: &str) -> Result<u32> {
+pub(crate) fn qid_of(k: &[u8], what: &str) -> Result<u32> {
     k.get(..4)
         .and_then(|b| b.try_into().ok())
         .map(u32::from_be_bytes)

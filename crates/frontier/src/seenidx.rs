@@ -33,23 +33,26 @@ pub type SharedLog = Arc<Mutex<SeenLog>>;
 
 /// Fills the seen sets of `table` (control records already loaded); returns
 /// the log to append to, or `None` when the backend has no snapshot form.
+/// Without `trust_snapshot` (the journal was cut, see `repair`) the sets are
+/// rebuilt from the store whatever the snapshot and log say.
 pub fn load(
     store: &Store,
     table: &mut Table,
-    factory: &SeenFactory,
-    policy: &mgz_url::Policy,
+    opts: &crate::FrontierOptions,
+    trust_snapshot: bool,
 ) -> Result<Option<SeenLog>> {
+    let (factory, policy) = (&opts.seen, &opts.policy);
     let dir = store.dir.as_path();
     if factory().snapshot_len().is_none() {
         crate::recover::rebuild_seen(store, table, policy)?;
         remove_all(dir)?;
         return Ok(None);
     }
-    match restore(store, table, factory) {
-        Ok(Some(log)) => return Ok(Some(log)),
-        Ok(None) => {}
-        Err(e @ FrontierError::Io { .. }) => return Err(e),
-        Err(e) => {
+    match trust_snapshot.then(|| restore(store, table, factory)) {
+        Some(Ok(Some(log))) => return Ok(Some(log)),
+        Some(Ok(None)) | None => {}
+        Some(Err(e @ FrontierError::Io { .. })) => return Err(e),
+        Some(Err(e)) => {
             tracing::warn!(error = %e, "seen snapshot or log unusable: rebuilding from the store");
         }
     }

@@ -26,12 +26,16 @@ use crate::error::{FrontierError, Result};
 ///    records may carry a schedule position (tag 4).
 /// 4: discovered URLs go to the `disc` keyspace (see `disc`).
 /// 5: `disc` keys of 20 bytes (see `disc`).
-/// Versions 1 to 3 are valid version-5 directories (no counter records,
-/// every pending URL indexed, no `disc` entries), so they are upgraded in
-/// place at open; a version-4 directory has its `disc` keys converted at
-/// open ([`crate::disc::upgrade_v4`], resumable), then `FORMAT` says 5. An
-/// older binary then refuses the directory with a `FormatVersion` error.
-pub const FORMAT_VERSION: u32 = 5;
+/// 6: bodies written with value version 2 (varints, scheme left out; see
+///    `codec::BODY_VERSION`); version-1 values are still read.
+/// Versions 1 to 3 and 5 are valid version-6 directories (no counter
+/// records, every pending URL indexed, no `disc` entries; version-1 values
+/// are read as they are), so they are upgraded in place at open; a version-4
+/// directory has its `disc` keys converted at open
+/// ([`crate::disc::upgrade_v4`], resumable), then `FORMAT` says 6. An older
+/// binary then refuses the directory with a `FormatVersion` error (it
+/// cannot read version-2 values).
+pub const FORMAT_VERSION: u32 = 6;
 const MAGIC: &[u8; 4] = b"MGZF";
 
 /// Tuning of the embedded store.
@@ -120,6 +124,9 @@ pub struct Store {
     pub seg_bits: u8,
     /// Highest `disc` segment that may hold entries.
     pub(crate) disc_top: AtomicU32,
+    /// Whether recovery cut a journal short at this open: batches may be
+    /// half there (see `repair`).
+    pub(crate) journal_cut: bool,
     /// The state directory.
     pub dir: PathBuf,
 }
@@ -141,7 +148,7 @@ impl Store {
             false => crate::torn::JournalTails::scan(&path),
         };
         let db = builder(&path, opts).open().map_err(|e| at(dir, e))?;
-        tails.warn_if_truncated();
+        let journal_cut = tails.warn_if_truncated() > 0;
         let ks = |name: &str| keyspace(&db, name, opts).map_err(|e| at(dir, e));
         let (meta, disc) = (ks("meta")?, ks("disc")?);
         let seg_bits = segment_bits(&meta, opts)?;
@@ -149,7 +156,7 @@ impl Store {
             let moved = crate::disc::upgrade_v4(&db, &disc, seg_bits)?;
             db.persist(fjall::PersistMode::SyncAll)?;
             write_format_file(&dir.join("FORMAT"))?;
-            tracing::info!(entries = moved, "state upgraded from format 4 to 5");
+            tracing::info!(entries = moved, "state upgraded from format 4");
         }
         // The highest segment is the first 2 bytes of the last key.
         let top = match disc.last_key_value() {
@@ -164,6 +171,7 @@ impl Store {
             disc,
             seg_bits,
             disc_top: AtomicU32::new(top),
+            journal_cut,
             db,
             dir: dir.to_path_buf(),
         })
@@ -320,10 +328,10 @@ fn check_format_file(dir: &Path) -> Result<bool> {
     let path = dir.join("FORMAT");
     match std::fs::read(&path) {
         Ok(bytes) => match parse_format(&bytes) {
-            // Versions 1 to 3 open as they are; the file is rewritten to say so.
-            Err(FrontierError::FormatVersion { found: 1..=3, .. }) => {
-                write_format_file(&path).map(|()| false)
-            }
+            // Versions 1 to 3 and 5 open as they are; the file is rewritten to say so.
+            Err(FrontierError::FormatVersion {
+                found: 1..=3 | 5, ..
+            }) => write_format_file(&path).map(|()| false),
             Err(FrontierError::FormatVersion { found: 4, .. }) => Ok(true),
             other => other.map(|()| false).map_err(|e| e.in_file(&path)),
         },
@@ -462,7 +470,7 @@ mod tests {
         assert!(parse_format(&format_bytes(FORMAT_VERSION)).is_ok());
         assert!(matches!(
             parse_format(&format_bytes(FORMAT_VERSION + 1)),
-            Err(FrontierError::FormatVersion { found: 6, .. })
+            Err(FrontierError::FormatVersion { found, .. }) if found == FORMAT_VERSION + 1
         ));
         let mut b = format_bytes(FORMAT_VERSION);
         b[5] ^= 1;

@@ -301,3 +301,155 @@ fn urls_past_the_disc_key_range_go_to_sched() {
     let again = served(&f, 1, 100);
     assert_eq!(again, want);
 }
+
+/// A LEB128 varint at `b[*at..]` (test-side reader of the documented v2 value).
+fn varint(b: &[u8], at: &mut usize) -> u64 {
+    let mut v = 0u64;
+    for i in 0.. {
+        let x = b[*at];
+        *at += 1;
+        v |= u64::from(x & 0x7f) << (7 * i);
+        if x < 0x80 {
+            break;
+        }
+    }
+    v
+}
+
+/// Version-2 body fields at `b[*at..]` rewritten as version-1 fields
+/// (`codec` documents both: fixed-width little-endian integers, u32 lengths,
+/// the URL whole).
+fn body_v2_to_v1(b: &[u8], at: &mut usize, out: &mut Vec<u8>) {
+    let scheme: &[u8] = match b[*at] {
+        0 => b"",
+        1 => b"http://",
+        2 => b"https://",
+        c => panic!("scheme code {c}"),
+    };
+    *at += 1;
+    let depth = varint(b, at) as u32;
+    let created = varint(b, at);
+    out.extend_from_slice(&depth.to_le_bytes());
+    out.extend_from_slice(&created.to_le_bytes());
+    let bytes = |b: &[u8], at: &mut usize, prefix: &[u8], out: &mut Vec<u8>| {
+        let n = varint(b, at) as usize;
+        out.extend_from_slice(&((prefix.len() + n) as u32).to_le_bytes());
+        out.extend_from_slice(prefix);
+        out.extend_from_slice(&b[*at..*at + n]);
+        *at += n;
+    };
+    bytes(b, at, scheme, out);
+    let names = varint(b, at);
+    out.extend_from_slice(&(names as u32).to_le_bytes());
+    for _ in 0..names {
+        bytes(b, at, b"", out);
+        let values = varint(b, at);
+        out.extend_from_slice(&(values as u32).to_le_bytes());
+        for _ in 0..values {
+            bytes(b, at, b"", out);
+        }
+    }
+}
+
+/// Rewrites every body-holding value of the closed state in `dir` (`disc`
+/// and `sched` bodies, `urls` states) as a format-5 binary wrote it (value
+/// version 1) and marks the directory version 5. Returns the values rewritten.
+fn make_version_5(dir: &std::path::Path) -> usize {
+    let db = fjall::Database::builder(dir.join("store")).open().unwrap();
+    let mut n = 0;
+    for name in ["disc", "sched", "urls"] {
+        let ks = db
+            .keyspace(name, fjall::KeyspaceCreateOptions::default)
+            .unwrap();
+        let all: Vec<(Vec<u8>, Vec<u8>)> = ks
+            .iter()
+            .map(|kv| {
+                let (k, v) = kv.into_inner().unwrap();
+                (k.to_vec(), v.to_vec())
+            })
+            .collect();
+        for (k, v) in all {
+            assert_eq!(v[0], 2, "{name}: value version");
+            let mut old = vec![1];
+            let mut at = 1;
+            match name {
+                "urls" => {
+                    old.push(v[1]);
+                    at = 2;
+                    if v[1] == 0 {
+                        old.extend_from_slice(&v[2..]);
+                        at = v.len();
+                    } else {
+                        body_v2_to_v1(&v, &mut at, &mut old);
+                    }
+                }
+                _ => body_v2_to_v1(&v, &mut at, &mut old),
+            }
+            assert_eq!(at, v.len(), "{name}: whole value read");
+            ks.insert(k, old).unwrap();
+            n += 1;
+        }
+    }
+    db.persist(fjall::PersistMode::SyncAll).unwrap();
+    drop(db);
+    write_format(dir, 5);
+    n
+}
+
+/// Format 6 writes bodies as value version 2; a format-5 directory (value
+/// version 1 everywhere) opens in place and reads back every field of its
+/// pending (`disc`, `sched`, indexed) and completed URLs, next to new ones.
+#[test]
+fn version_5_directories_with_version_1_values_are_read() {
+    for backend in ["hash", "bloom"] {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = ManualClock::new(T0);
+        let f = open(dir.path(), &clock, backend);
+        let s = T0 / 1000;
+        let mut meta = mgz_frontier::Metadata::new();
+        meta.insert("anchor".into(), vec!["home".into(), "".into()]);
+        let rich = UrlItem {
+            url: "https://a.com/rich?x=1".into(),
+            metadata: meta.clone(),
+            depth: 7,
+            created: 1_600_000_000,
+            ..UrlItem::default()
+        };
+        let plain = UrlItem::new("http://a.com/plain");
+        assert!(
+            f.put_discovered(&[rich.clone(), plain])
+                .unwrap()
+                .iter()
+                .all(|o| *o == PutOutcome::New)
+        );
+        assert_eq!(known(&f, "http://a.com/sched", s + 5), PutOutcome::New);
+        assert_eq!(known(&f, "https://a.com/done", 0), PutOutcome::New);
+        f.close().unwrap();
+        assert!(make_version_5(dir.path()) >= 4, "{backend}");
+        clock.advance_ms(60_000);
+        let f = open(dir.path(), &clock, backend);
+        let done = f.url_status("", "https://a.com/done", None).unwrap();
+        assert_eq!(done.next_fetch, 0, "{backend}");
+        assert_eq!(put(&f, &["http://a.com/new"]), vec![PutOutcome::New]);
+        let params = mgz_frontier::GetParams {
+            max_queues: 1,
+            max_urls_per_queue: 10,
+            ..Default::default()
+        };
+        let got = f.get(&params).unwrap();
+        let urls: Vec<&str> = got.iter().map(|r| r.url.as_str()).collect();
+        let want = [
+            "https://a.com/rich?x=1",
+            "http://a.com/plain",
+            "http://a.com/sched",
+            "http://a.com/new",
+        ];
+        assert_eq!(urls, want, "{backend}");
+        assert_eq!((got[0].depth, got[0].created), (7, 1_600_000_000));
+        assert_eq!(got[0].metadata, meta);
+        assert_eq!(f.count_urls(&UrlQuery::default()).unwrap(), 5);
+        drop(f);
+        let now = std::fs::read(dir.path().join("FORMAT")).unwrap();
+        assert_eq!(now[4..8], 6u32.to_le_bytes());
+    }
+}
