@@ -130,7 +130,7 @@ impl Generation {
     /// they do not fit the buffer, buffer and batch freeze together into one
     /// run (one merge per batch instead of one per `buffer_cap` keys); what
     /// stays buffered between calls is still below `buffer_cap`.
-    pub(crate) fn push_batch(&mut self, mut fps: Vec<u64>) {
+    pub(crate) fn push_batch(&mut self, fps: &mut [u64]) {
         self.len += fps.len();
         if self.buffer.len() + fps.len() < self.buffer_cap {
             fps.iter()
@@ -139,7 +139,7 @@ impl Generation {
         }
         fps.sort_unstable();
         let buffered = self.buffer.drain_sorted();
-        self.freeze(merge_sorted(&buffered, &fps));
+        self.freeze(merge_sorted(&buffered, fps));
     }
 
     /// Freezes the buffer into a run and restores the ratio invariant.

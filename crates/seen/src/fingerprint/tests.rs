@@ -115,6 +115,46 @@ fn insert_batch_answers_like_one_insert_at_a_time() {
 }
 
 #[test]
+fn small_batches_answer_like_one_insert_at_a_time() {
+    // Batches of 1 to SMALL + 1 keys (the stack path and just past it),
+    // with repeats inside and across batches, fingerprint collisions at
+    // ε = 2^-8, and generations opening between and inside batches.
+    let eps = 1.0 / 256.0;
+    // Every fifth key repeats the one two places before it.
+    let keys: Vec<Vec<u8>> = (0..12_000u64)
+        .map(|i| if i % 5 == 4 { i - 2 } else { i })
+        .map(|j| key((j * 7919 + j / 4) % 4_000))
+        .collect();
+    for capacity in [100, 50_000] {
+        let mut single = FingerprintSet::new(capacity, eps).unwrap();
+        let want: Vec<bool> = keys.iter().map(|k| single.insert(k)).collect();
+        let mut batched = FingerprintSet::new(capacity, eps).unwrap();
+        let (mut got, mut out, mut at, mut size) = (Vec::new(), Vec::new(), 0, 1);
+        while at < keys.len() {
+            let end = (at + size).min(keys.len());
+            let refs: Vec<&[u8]> = keys[at..end].iter().map(Vec::as_slice).collect();
+            batched.insert_batch(&refs, &mut out);
+            assert_eq!(out.len(), refs.len());
+            got.extend_from_slice(&out);
+            at = end;
+            size = size % (super::batch::SMALL + 1) + 1;
+        }
+        assert!(single.len() < 4_000, "some false positives expected");
+        assert_eq!(got, want, "capacity {capacity}");
+        assert_eq!(batched.len(), single.len());
+        if capacity == 100 {
+            assert!(
+                batched.gens.len() >= 3,
+                "{} generations, {} keys",
+                batched.gens.len(),
+                batched.len()
+            );
+        }
+        assert!(keys.iter().all(|k| batched.contains(k)));
+    }
+}
+
+#[test]
 fn repeats_inside_one_batch_answer_like_one_insert_at_a_time() {
     // Each key comes back within the same batch (the batch looks it up once,
     // `batch::Distinct`); ε = 2^-8 with 3,000 keys gives fingerprint
