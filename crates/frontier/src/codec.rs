@@ -61,14 +61,22 @@ pub struct Body {
 /// ```text
 /// v1 fields: depth u32 | created u64 | url: len u32, bytes | metadata: count u32,
 ///            per name: len u32, bytes, values u32, per value: len u32, bytes
-/// v2 fields: scheme u8 (0: none elided, 1: "http://", 2: "https://") | depth varint |
-///            created varint | url after the scheme: len varint, bytes |
+/// v2 fields: scheme u8 | depth varint | created varint |
+///            url after the scheme (and host): len varint, bytes |
 ///            metadata: count varint, per name: len varint, bytes, values varint,
 ///            per value: len varint, bytes
 /// ```
+/// The scheme byte: bits 0-1 the scheme left out (0: none, 1: "http://",
+/// 2: "https://"); bit 2 set: the host is left out too, because it equals
+/// the key of the URL's queue (the default key), which every reader of a
+/// pending URL's body knows (`Body::decode` takes it); the rest then starts
+/// with `/`. Only pending bodies (`sched`, `disc`) leave the host out;
+/// completed ones (`urls`) are read without a queue at hand in places, so
+/// they keep it.
 /// Varints are LEB128 (7 bits a byte, low first; at most 10 bytes, no
-/// bits past 64). At 10M URLs of the frontier benchmark a v2 body is 19
-/// bytes shorter than v1 (54 against 73 for a 52-byte URL): every byte is
+/// bits past 64). At 10M URLs of the frontier benchmark a pending v2 body is
+/// 35 bytes shorter than v1 (38 against 73 for a 52-byte URL on a 16-byte
+/// host): every byte is
 /// copied into fjall's journal and memtable, flushed and compacted, and
 /// the put phase's CPU moves with the entry size (docs/BENCHMARKS.md,
 /// "Session 15").
@@ -77,17 +85,34 @@ pub const BODY_VERSION: u8 = 2;
 /// Scheme prefixes a v2 body leaves out, by code (0 is none).
 const SCHEMES: [&str; 3] = ["", "http://", "https://"];
 
-/// The fields of a `Body` encoding (after the version byte), v2.
-fn encode_fields(url: &str, depth: u32, created: u64, metadata: &Metadata, out: &mut Vec<u8>) {
+/// Bit of the scheme byte: the host (= the queue key) is left out.
+const HOST_LEFT_OUT: u8 = 4;
+
+/// The fields of a `Body` encoding (after the version byte), v2; the host
+/// is left out when it equals `queue_key`.
+fn encode_fields(
+    (url, queue_key): (&str, Option<&str>),
+    depth: u32,
+    created: u64,
+    metadata: &Metadata,
+    out: &mut Vec<u8>,
+) {
     let code = match url.as_bytes() {
         [b'h', b't', b't', b'p', b's', b':', b'/', b'/', ..] => 2,
         [b'h', b't', b't', b'p', b':', b'/', b'/', ..] => 1,
         _ => 0,
     };
-    out.push(code as u8);
+    let after = &url[SCHEMES[code].len()..];
+    let rest = match queue_key {
+        Some(k) if code > 0 && !k.is_empty() => {
+            after.strip_prefix(k).filter(|r| r.starts_with('/'))
+        }
+        _ => None,
+    };
+    out.push(code as u8 | if rest.is_some() { HOST_LEFT_OUT } else { 0 });
     put_varint(out, u64::from(depth));
     put_varint(out, created);
-    put_var_bytes(out, &url.as_bytes()[SCHEMES[code].len()..]);
+    put_var_bytes(out, rest.unwrap_or(after).as_bytes());
     put_varint(out, metadata.len() as u64);
     for (name, values) in metadata {
         put_var_bytes(out, name.as_bytes());
@@ -98,7 +123,8 @@ fn encode_fields(url: &str, depth: u32, created: u64, metadata: &Metadata, out: 
     }
 }
 
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+/// Appends `v` as a LEB128 varint (see [`BODY_VERSION`]).
+pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
         v >>= 7;
@@ -126,51 +152,60 @@ pub enum UrlState {
 }
 
 impl Body {
-    /// Appends the encoding (with version byte) of a body given by its
-    /// parts (so nothing is copied into an owned `Body` first) to `out`.
+    /// Appends the encoding (with version byte) of a pending URL's body,
+    /// given by its parts (so nothing is copied into an owned `Body`
+    /// first), to `out`; the host is left out if it equals `queue_key`.
     pub fn encode_parts(
-        url: &str,
+        (url, queue_key): (&str, &str),
         depth: u32,
         created: u64,
         metadata: &Metadata,
         out: &mut Vec<u8>,
     ) {
         out.push(BODY_VERSION);
-        encode_fields(url, depth, created, metadata, out);
+        encode_fields((url, Some(queue_key)), depth, created, metadata, out);
     }
 
     fn encode_fields(&self, out: &mut Vec<u8>) {
-        encode_fields(&self.url, self.depth, self.created, &self.metadata, out);
+        let url = (self.url.as_str(), None);
+        encode_fields(url, self.depth, self.created, &self.metadata, out);
     }
 
-    /// Decodes a value written by [`Body::encode_parts`] (version 2) or by
-    /// an older binary (version 1).
-    pub fn decode(bytes: &[u8]) -> Result<Body> {
+    /// Decodes a pending URL's body written by [`Body::encode_parts`]
+    /// (version 2) or by an older binary (version 1); `queue_key` is the key
+    /// of the queue the entry belongs to.
+    pub fn decode(bytes: &[u8], queue_key: &str) -> Result<Body> {
         let mut r = Reader::new(bytes, "sched value");
         let version = r.body_version()?;
-        let body = Body::decode_fields(&mut r, version)?;
+        let body = Body::decode_fields(&mut r, version, Some(queue_key))?;
         r.finish()?;
         Ok(body)
     }
 
-    /// The fields of a value of `version` (1 or [`BODY_VERSION`]).
-    fn decode_fields(r: &mut Reader<'_>, version: u8) -> Result<Body> {
+    /// The fields of a value of `version` (1 or [`BODY_VERSION`]); a host
+    /// left out is `queue_key` (none for `urls` values, which keep it).
+    fn decode_fields(r: &mut Reader<'_>, version: u8, queue_key: Option<&str>) -> Result<Body> {
         let v2 = version == BODY_VERSION;
-        let (scheme, depth, created) = match v2 {
+        let (scheme, host, depth, created) = match v2 {
             true => {
                 let code = r.u8()?;
-                let scheme = *SCHEMES
-                    .get(usize::from(code))
-                    .ok_or_else(|| FrontierError::corrupt(r.what, format!("scheme code {code}")))?;
+                let bad = || FrontierError::corrupt(r.what, format!("scheme code {code}"));
+                let scheme = *SCHEMES.get(usize::from(code & 3)).ok_or_else(bad)?;
+                let host = match code & !3 {
+                    0 => "",
+                    HOST_LEFT_OUT if !scheme.is_empty() => queue_key.ok_or_else(bad)?,
+                    _ => return Err(bad()),
+                };
                 let depth = u32::try_from(r.varint()?)
                     .map_err(|_| FrontierError::corrupt(r.what, "depth over 32 bits"))?;
-                (scheme, depth, r.varint()?)
+                (scheme, host, depth, r.varint()?)
             }
-            false => ("", r.u32()?, r.u64()?),
+            false => ("", "", r.u32()?, r.u64()?),
         };
         let rest = r.text(v2)?;
-        let mut url = String::with_capacity(scheme.len() + rest.len());
+        let mut url = String::with_capacity(scheme.len() + host.len() + rest.len());
         url.push_str(scheme);
+        url.push_str(host);
         url.push_str(rest);
         let mut metadata = Metadata::new();
         for _ in 0..r.count(v2)? {
@@ -217,7 +252,7 @@ impl UrlState {
                 next_fetch: r.u64()?,
                 seq: r.u64()?,
             },
-            1 => UrlState::Completed(Body::decode_fields(&mut r, version)?),
+            1 => UrlState::Completed(Body::decode_fields(&mut r, version, None)?),
             tag => return Err(FrontierError::corrupt("urls value", format!("tag {tag}"))),
         };
         r.finish()?;
@@ -343,6 +378,11 @@ impl<'a> Reader<'a> {
         String::from_utf8(b.to_vec()).map_err(|_| FrontierError::corrupt(self.what, "bad UTF-8"))
     }
 
+    /// Whether every byte was consumed.
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
     /// Errors unless every byte was consumed.
     pub fn finish(&self) -> Result<()> {
         if self.bytes.is_empty() {
@@ -372,8 +412,8 @@ mod tests {
     fn round_trips() {
         let mut v = Vec::new();
         let b = body();
-        Body::encode_parts(&b.url, b.depth, b.created, &b.metadata, &mut v);
-        assert_eq!(Body::decode(&v).unwrap(), body());
+        Body::encode_parts((&b.url, "x"), b.depth, b.created, &b.metadata, &mut v);
+        assert_eq!(Body::decode(&v, "x").unwrap(), body());
         let s = UrlState::Completed(body());
         assert_eq!(UrlState::decode(&s.encode()).unwrap(), s);
         let p = UrlState::Pending {
@@ -404,7 +444,8 @@ mod tests {
         let b = body();
         let mut v = vec![1];
         encode_v1(&b, &mut v);
-        assert_eq!(Body::decode(&v).unwrap(), b);
+        // A version-1 body holds its whole URL: the queue key is not used.
+        assert_eq!(Body::decode(&v, "other.example").unwrap(), b);
         let mut s = vec![1, 1];
         encode_v1(&b, &mut s);
         assert_eq!(UrlState::decode(&s).unwrap(), UrlState::Completed(b));
@@ -422,94 +463,148 @@ mod tests {
     fn version_2_bodies_are_shorter_and_keep_every_field() {
         let mut metadata = Metadata::new();
         metadata.insert("k".into(), vec![String::new(), "é".repeat(200)]);
-        for url in [
+        let urls = [
             "https://www.site1234.com/news/blog/page-1234567.html",
             "http://x/",
+            "http://x",
+            "https://x.y/",
+            "http://x.yz/a",
             "ftp://x/",
             "",
             "https:/",
             "http://",
-        ] {
-            for (depth, created) in [(0, 0), (3, 1_764_000_000), (u32::MAX, u64::MAX)] {
-                for md in [Metadata::new(), metadata.clone()] {
-                    let b = Body {
-                        url: url.into(),
-                        depth,
-                        created,
-                        metadata: md,
-                    };
-                    let mut v = Vec::new();
-                    Body::encode_parts(&b.url, b.depth, b.created, &b.metadata, &mut v);
-                    assert_eq!(v[0], BODY_VERSION);
-                    assert_eq!(Body::decode(&v).unwrap(), b, "{url}");
-                    let mut v1 = vec![1];
-                    encode_v1(&b, &mut v1);
-                    assert!(v.len() < v1.len(), "{url}: {} vs {}", v.len(), v1.len());
-                    let s = UrlState::Completed(b.clone());
-                    assert_eq!(UrlState::decode(&s.encode()).unwrap(), s);
+        ];
+        // Queue keys: the host (left out when the URL continues with `/`),
+        // a prefix of it, a longer one, another, and the empty key.
+        let keys = [
+            "x",
+            "x.y",
+            "www.site1234.com",
+            "www.site1234.co",
+            "other",
+            "",
+        ];
+        for url in urls {
+            for key in keys {
+                for (depth, created) in [(0, 0), (3, 1_764_000_000), (u32::MAX, u64::MAX)] {
+                    for md in [Metadata::new(), metadata.clone()] {
+                        let b = Body {
+                            url: url.into(),
+                            depth,
+                            created,
+                            metadata: md,
+                        };
+                        let mut v = Vec::new();
+                        Body::encode_parts((&b.url, key), b.depth, b.created, &b.metadata, &mut v);
+                        assert_eq!(v[0], BODY_VERSION);
+                        assert_eq!(Body::decode(&v, key).unwrap(), b, "{url} in {key}");
+                        let left_out = v[1] & HOST_LEFT_OUT != 0;
+                        let host_is_key = ["http://", "https://"].iter().any(|s| {
+                            url.strip_prefix(s)
+                                .and_then(|r| r.strip_prefix(key))
+                                .is_some_and(|r| r.starts_with('/'))
+                        });
+                        assert_eq!(left_out, host_is_key && !key.is_empty(), "{url} in {key}");
+                        let mut v1 = vec![1];
+                        encode_v1(&b, &mut v1);
+                        assert!(v.len() < v1.len(), "{url}: {} vs {}", v.len(), v1.len());
+                        let s = UrlState::Completed(b.clone());
+                        assert_eq!(UrlState::decode(&s.encode()).unwrap(), s);
+                    }
                 }
             }
         }
-        // The benchmark's URLs: 19 bytes saved.
+        // The benchmark's URLs: 35 bytes saved in their queue (the host's),
+        // 19 in another.
         let url = "https://www.site1234.com/news/blog/page-1234567.html";
+        let mut v1 = vec![1];
+        let b = Body {
+            url: url.into(),
+            depth: 1,
+            created: 1_764_000_000,
+            metadata: Metadata::new(),
+        };
+        encode_v1(&b, &mut v1);
         let mut v = Vec::new();
-        Body::encode_parts(url, 1, 1_764_000_000, &Metadata::new(), &mut v);
-        assert_eq!(v.len(), 1 + 1 + 1 + 5 + 1 + (url.len() - 8) + 1);
+        Body::encode_parts(
+            (url, "www.site1234.com"),
+            1,
+            1_764_000_000,
+            &Metadata::new(),
+            &mut v,
+        );
+        assert_eq!((v1.len(), v.len()), (73, 38));
+        v.clear();
+        Body::encode_parts(
+            (url, "site1234.com"),
+            1,
+            1_764_000_000,
+            &Metadata::new(),
+            &mut v,
+        );
+        assert_eq!(v.len(), 54);
     }
 
     #[test]
     fn malformed_version_2_values_are_errors() {
         let mut v = Vec::new();
         let b = body();
-        Body::encode_parts(&b.url, b.depth, b.created, &b.metadata, &mut v);
+        Body::encode_parts((&b.url, "x"), b.depth, b.created, &b.metadata, &mut v);
+        assert_eq!(v[1], 1 | HOST_LEFT_OUT);
         for cut in 0..v.len() {
-            assert!(Body::decode(&v[..cut]).is_err(), "cut at {cut}");
+            assert!(Body::decode(&v[..cut], "x").is_err(), "cut at {cut}");
         }
         let mut extra = v.clone();
         extra.push(0);
-        assert!(Body::decode(&extra).is_err());
-        // Scheme code past the table.
-        let mut bad = v.clone();
-        bad[1] = 3;
-        assert!(Body::decode(&bad).is_err());
+        assert!(Body::decode(&extra, "x").is_err());
+        // Scheme codes past the table, unknown flag bits, a host left out
+        // without a scheme, and a completed body that leaves its host out.
+        for code in [3, 7, 8, 0x80, HOST_LEFT_OUT] {
+            let mut bad = v.clone();
+            bad[1] = code;
+            assert!(Body::decode(&bad, "x").is_err(), "code {code}");
+        }
+        let mut done = vec![BODY_VERSION, 1];
+        done.extend_from_slice(&v[1..]);
+        assert!(UrlState::decode(&done).is_err());
         // A varint of 11 bytes, and one with bits past 64.
         let long = [
             2, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01,
         ];
-        assert!(Body::decode(&long).is_err());
+        assert!(Body::decode(&long, "x").is_err());
         let wide = [
             2, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f,
         ];
-        assert!(Body::decode(&wide).is_err());
+        assert!(Body::decode(&wide, "x").is_err());
         // Depth over 32 bits.
         let deep = [2, 0, 0x80, 0x80, 0x80, 0x80, 0x10, 0, 0, 0];
         assert!(matches!(
-            Body::decode(&deep),
+            Body::decode(&deep, "x"),
             Err(FrontierError::Corrupt { .. })
         ));
         // A URL length past the end, bad UTF-8, a huge metadata count.
-        assert!(Body::decode(&[2, 0, 0, 0, 0x7f, b'a']).is_err());
-        assert!(Body::decode(&[2, 0, 0, 0, 1, 0xff, 0]).is_err());
-        assert!(Body::decode(&[2, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f]).is_err());
+        assert!(Body::decode(&[2, 0, 0, 0, 0x7f, b'a'], "x").is_err());
+        assert!(Body::decode(&[2, 0, 0, 0, 1, 0xff, 0], "x").is_err());
+        assert!(Body::decode(&[2, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f], "x").is_err());
         // The largest 64-bit varint is fine.
         let max = [
             2, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01, 0, 0,
         ];
-        assert_eq!(Body::decode(&max).unwrap().created, u64::MAX);
+        assert_eq!(Body::decode(&max, "x").unwrap().created, u64::MAX);
     }
 
     #[test]
     fn garbage_is_an_error_not_a_panic() {
         let mut v = Vec::new();
         let b = body();
-        Body::encode_parts(&b.url, b.depth, b.created, &b.metadata, &mut v);
+        Body::encode_parts((&b.url, "x"), b.depth, b.created, &b.metadata, &mut v);
         for cut in 0..v.len() {
-            assert!(Body::decode(&v[..cut]).is_err());
+            assert!(Body::decode(&v[..cut], "x").is_err());
         }
         let mut bad = v.clone();
         bad[0] = 9;
         assert!(matches!(
-            Body::decode(&bad),
+            Body::decode(&bad, "x"),
             Err(FrontierError::FormatVersion { .. })
         ));
         assert!(UrlState::decode(&[1, 7]).is_err());

@@ -88,7 +88,7 @@ impl Frontier {
         // Pending URLs (in `sched` and `disc`); their positions, to drop pointers below.
         let mut purged = HashSet::new();
         self.store.for_each_pending(qid, |pos, v| {
-            if Body::decode(&v)?.created < cutoff {
+            if Body::decode(&v, &q.rec.key)?.created < cutoff {
                 self.store.pending_remove(batch, qid, pos);
                 q.leases.remove(&pos);
                 q.rec.pending = q.rec.pending.saturating_sub(1);

@@ -224,7 +224,7 @@ impl Frontier {
             if q.leases.get(&pos).is_some_and(|&e| e > ask.now_ms) {
                 continue;
             }
-            let body = Body::decode(&v)?;
+            let body = Body::decode(&v, &q.rec.key)?;
             let expiry = ask.now_ms + ask.lease_ms;
             q.leases.insert(pos, expiry);
             q.by_url.insert(url_hash(&body.url), pos);

@@ -99,7 +99,7 @@ impl Frontier {
         };
         let qid = qid.ok_or_else(|| FrontierError::NotFound(url.to_string()))?;
         let state = self
-            .url_state(qid, &canon.key_bytes(), canon.as_str())?
+            .url_state((qid, key), &canon.key_bytes(), canon.as_str())?
             .ok_or_else(|| FrontierError::NotFound(url.to_string()))?;
         self.to_record(crawl, key, qid, state)
     }
@@ -169,7 +169,7 @@ impl Frontier {
             }
             let mut more = true;
             self.store.for_each_pending(qid, |(next_fetch, _), v| {
-                let rec = crate::get::record(crawl, &key, Body::decode(&v)?, next_fetch);
+                let rec = crate::get::record(crawl, &key, Body::decode(&v, &key)?, next_fetch);
                 more = !wanted(&rec) || f(rec);
                 Ok(more)
             })?;
@@ -197,7 +197,7 @@ impl Frontier {
                     .ok_or_else(|| {
                         FrontierError::corrupt("sched", "pending URL without its entry")
                     })?;
-                (Body::decode(&v)?, next_fetch)
+                (Body::decode(&v, key)?, next_fetch)
             }
         };
         Ok(crate::get::record(crawl_name(crawl), key, body, next_fetch))

@@ -28,12 +28,16 @@ use crate::frontier::Frontier;
 use crate::table::LeaseKey;
 
 impl Frontier {
-    /// Position of pending URL `url` (canonical text) in queue `qid`'s
-    /// schedule, found by scanning it.
-    pub(crate) fn find_pending(&self, qid: u32, url: &str) -> Result<Option<LeaseKey>> {
+    /// Position of pending URL `url` (canonical text) in the schedule of
+    /// queue `qid` (key `key`), found by scanning it.
+    pub(crate) fn find_pending(
+        &self,
+        (qid, key): (u32, &str),
+        url: &str,
+    ) -> Result<Option<LeaseKey>> {
         let mut found = None;
         self.store.for_each_pending(qid, |pos, v| {
-            if Body::decode(&v)?.url == url {
+            if Body::decode(&v, key)?.url == url {
                 found = Some(pos);
             }
             Ok(found.is_none())
@@ -41,14 +45,20 @@ impl Frontier {
         Ok(found)
     }
 
-    /// The stored state of a URL of queue `qid` (key bytes `ukey`, canonical
-    /// text `url`): its `urls` entry, else its unindexed schedule entry.
-    pub(crate) fn url_state(&self, qid: u32, ukey: &[u8], url: &str) -> Result<Option<UrlState>> {
+    /// The stored state of a URL of queue `qid` (key `key`; URL key bytes
+    /// `ukey`, canonical text `url`): its `urls` entry, else its unindexed
+    /// schedule entry.
+    pub(crate) fn url_state(
+        &self,
+        (qid, key): (u32, &str),
+        ukey: &[u8],
+        url: &str,
+    ) -> Result<Option<UrlState>> {
         if let Some(v) = self.store.urls.get(url_key(qid, ukey))? {
             return Ok(Some(UrlState::decode(&v)?));
         }
         Ok(self
-            .find_pending(qid, url)?
+            .find_pending((qid, key), url)?
             .map(|(next_fetch, seq)| UrlState::Pending { next_fetch, seq }))
     }
 }

@@ -362,7 +362,7 @@ impl Frontier {
         }
         // The store must hold every batch decided before this one.
         self.order.drain();
-        let stored = self.url_state(qid, &p.ukey, &p.url)?.is_some();
+        let stored = self.url_state((qid, &p.key), &p.ukey, &p.url)?.is_some();
         Ok((!stored).then_some(true))
     }
 
@@ -386,7 +386,7 @@ impl Frontier {
         let old = match leased {
             Some((next_fetch, seq)) => Some(UrlState::Pending { next_fetch, seq }),
             None if fresh => None,
-            None => self.url_state(qid, &p.ukey, &p.url)?,
+            None => self.url_state((qid, &p.key), &p.ukey, &p.url)?,
         };
         match &old {
             Some(UrlState::Pending { next_fetch, seq }) => {
@@ -464,7 +464,8 @@ fn write_pending(
     scratch: &mut Vec<u8>,
 ) {
     scratch.clear();
-    Body::encode_parts(&p.url, p.depth, p.created, p.metadata, scratch);
+    let url = (&*p.url, &*p.key);
+    Body::encode_parts(url, p.depth, p.created, p.metadata, scratch);
     store.pending_insert(batch, qid, pos, scratch);
     if indexed {
         let (next_fetch, seq) = pos;

@@ -318,14 +318,19 @@ fn varint(b: &[u8], at: &mut usize) -> u64 {
 
 /// Version-2 body fields at `b[*at..]` rewritten as version-1 fields
 /// (`codec` documents both: fixed-width little-endian integers, u32 lengths,
-/// the URL whole).
-fn body_v2_to_v1(b: &[u8], at: &mut usize, out: &mut Vec<u8>) {
-    let scheme: &[u8] = match b[*at] {
-        0 => b"",
-        1 => b"http://",
-        2 => b"https://",
+/// the URL whole). A host left out (bit 2 of the scheme byte) is `host`, the
+/// key of the entry's queue.
+fn body_v2_to_v1(b: &[u8], at: &mut usize, host: &str, out: &mut Vec<u8>) {
+    let mut scheme = match b[*at] & 3 {
+        0 => Vec::new(),
+        1 => b"http://".to_vec(),
+        2 => b"https://".to_vec(),
         c => panic!("scheme code {c}"),
     };
+    if b[*at] & 4 != 0 {
+        scheme.extend_from_slice(host.as_bytes());
+    }
+    let scheme = &scheme[..];
     *at += 1;
     let depth = varint(b, at) as u32;
     let created = varint(b, at);
@@ -353,8 +358,9 @@ fn body_v2_to_v1(b: &[u8], at: &mut usize, out: &mut Vec<u8>) {
 
 /// Rewrites every body-holding value of the closed state in `dir` (`disc`
 /// and `sched` bodies, `urls` states) as a format-5 binary wrote it (value
-/// version 1) and marks the directory version 5. Returns the values rewritten.
-fn make_version_5(dir: &std::path::Path) -> usize {
+/// version 1) and marks the directory version 5. Every URL is in queue
+/// `host`. Returns the values rewritten.
+fn make_version_5(dir: &std::path::Path, host: &str) -> usize {
     let db = fjall::Database::builder(dir.join("store")).open().unwrap();
     let mut n = 0;
     for name in ["disc", "sched", "urls"] {
@@ -380,10 +386,10 @@ fn make_version_5(dir: &std::path::Path) -> usize {
                         old.extend_from_slice(&v[2..]);
                         at = v.len();
                     } else {
-                        body_v2_to_v1(&v, &mut at, &mut old);
+                        body_v2_to_v1(&v, &mut at, "", &mut old);
                     }
                 }
-                _ => body_v2_to_v1(&v, &mut at, &mut old),
+                _ => body_v2_to_v1(&v, &mut at, host, &mut old),
             }
             assert_eq!(at, v.len(), "{name}: whole value read");
             ks.insert(k, old).unwrap();
@@ -425,7 +431,7 @@ fn version_5_directories_with_version_1_values_are_read() {
         assert_eq!(known(&f, "http://a.com/sched", s + 5), PutOutcome::New);
         assert_eq!(known(&f, "https://a.com/done", 0), PutOutcome::New);
         f.close().unwrap();
-        assert!(make_version_5(dir.path()) >= 4, "{backend}");
+        assert!(make_version_5(dir.path(), "a.com") >= 4, "{backend}");
         clock.advance_ms(60_000);
         let f = open(dir.path(), &clock, backend);
         let done = f.url_status("", "https://a.com/done", None).unwrap();
