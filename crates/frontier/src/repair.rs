@@ -2,11 +2,13 @@
 //! flushed to tables.
 //!
 //! fjall writes every batch to its journal, then into each keyspace's
-//! memtable, and flushes memtables to tables one keyspace at a time. Lost
-//! journal bytes (a cut file, or a power loss before the journal's fsync
-//! while a table of a later flush reached the disk) therefore drop the tail
-//! batches from the keyspaces still in memtables and keep them in the ones
-//! already flushed: a batch is then half there. What the frontier derives
+//! memtable, and flushes memtables to tables one keyspace at a time. A crash
+//! or power loss cannot split a batch: fjall 3.1 fsyncs the journal before
+//! every flush, so what a table holds is in the synced journal, and only
+//! batches no table holds can be lost. A journal damaged in its middle (a
+//! file cut short, a lost region: what `tests/corruption.rs` does) drops
+//! batches from the keyspaces still in memtables while the ones already
+//! flushed keep them: a batch is then half there. What the frontier derives
 //! from several keyspaces at once goes out of step:
 //!
 //! - queue counters (`queues` records and `meta` counter records) against
