@@ -101,16 +101,27 @@ impl Frontier {
             active: true,
             ..Table::default()
         };
-        if store.journal_cut {
-            let r = crate::repair::recount(&store)?;
-            tracing::warn!(
-                queues = r.queues,
-                next_seq = r.next_seq,
-                "journal cut short: queue counters recounted, seen sets rebuilt from the store"
-            );
-        }
         crate::recover::load(&store, &mut table, &opts.seen)?;
-        let trust_snapshot = !store.journal_cut;
+        // A cut journal may have split batches across keyspaces (see `repair`).
+        let mut trust_snapshot = true;
+        if store.journal_cut {
+            let counts = crate::repair::count(&store)?;
+            if !counts.agree(&table) {
+                let r = counts.write(&store)?;
+                tracing::warn!(
+                    queues = r.queues,
+                    next_seq = r.next_seq,
+                    "journal cut in its middle: queue counters recounted, seen sets rebuilt \
+                     from the store"
+                );
+                table = Table {
+                    active: true,
+                    ..Table::default()
+                };
+                crate::recover::load(&store, &mut table, &opts.seen)?;
+                trust_snapshot = false;
+            }
+        }
         let seen_log = crate::seenidx::load(&store, &mut table, &opts, trust_snapshot)?
             .map(|log| Arc::new(Mutex::new(log)));
         table.logging = seen_log.is_some();

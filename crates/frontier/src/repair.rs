@@ -18,12 +18,17 @@
 //!   overwrite a surviving entry of its queue;
 //! - the seen sets (snapshot and log) against the URLs stored.
 //!
-//! So when [`crate::torn`] reports a cut journal, the open recounts every
-//! queue from its entries, raises "seq" past every stored position, writes
-//! full queue records and drops the counter records (one batch, fsynced),
-//! and rebuilds the seen sets from the store instead of their snapshot.
-//! Cost: one scan of the keys of `disc`, `sched` and `urls` (values of
-//! `urls` are decoded to tell completed from pending); only after a cut.
+//! So when [`crate::torn`] reports a cut journal, the open counts every
+//! queue's entries and the highest stored position ([`count`]) and compares
+//! them with what the records say ([`Counts::agree`]). A cut inside the last
+//! batch (what a kill during a journal write leaves) splits nothing: the
+//! counts agree and the open goes on as usual, seen sets from their
+//! snapshot and log. Otherwise [`Counts::write`] stores full queue records
+//! with the counted values, drops the counter records and raises "seq" past
+//! every stored position (one batch, fsynced); the open reloads them and
+//! rebuilds the seen sets from the store instead of their snapshot.
+//! Cost: one scan of the keys of `disc` and `sched` and of `urls` (its
+//! values are decoded to tell completed from pending), after a cut only.
 //! Entries of a queue whose record was lost with the tail cannot be served
 //! (their queue key is unknown): they are counted and reported.
 
@@ -35,8 +40,99 @@ use crate::error::Result;
 use crate::records::QueueRec;
 use crate::recover::qid_of;
 use crate::store::Store;
+use crate::table::Table;
 
-/// What [`recount`] found.
+/// Entries counted in the store.
+#[derive(Debug, Default)]
+pub struct Counts {
+    /// Queue id → (pending, completed) entries.
+    per_queue: HashMap<u32, (u64, u64)>,
+    /// One past the highest stored position's sequence number.
+    next_seq: u64,
+}
+
+/// Counts every queue's pending (`disc`, `sched`) and completed (`urls`)
+/// entries and the highest stored position.
+pub fn count(store: &Store) -> Result<Counts> {
+    let mut c = Counts::default();
+    for kv in store.disc.iter() {
+        let k = kv.key()?;
+        let (_, qid, (_, seq)) = parse_disc_key(&k)?;
+        c.per_queue.entry(qid).or_default().0 += 1;
+        c.next_seq = c.next_seq.max((seq & !DISC) + 1);
+    }
+    for kv in store.sched.iter() {
+        let k = kv.key()?;
+        let (qid, _, seq) = parse_sched_key(&k)?;
+        c.per_queue.entry(qid).or_default().0 += 1;
+        c.next_seq = c.next_seq.max((seq & !DISC) + 1);
+    }
+    for kv in store.urls.iter() {
+        let (k, v) = kv.into_inner()?;
+        let qid = qid_of(&k, "urls key")?;
+        if let UrlState::Completed(_) = UrlState::decode(&v)? {
+            c.per_queue.entry(qid).or_default().1 += 1;
+        }
+    }
+    Ok(c)
+}
+
+impl Counts {
+    /// Whether the loaded `table` (queue records with their counter records
+    /// applied, the sequence counter) agrees with the entries.
+    pub fn agree(&self, table: &Table) -> bool {
+        let queues_agree = table.queues.iter().all(|(qid, q)| {
+            let (p, c) = self.per_queue.get(&qid).copied().unwrap_or_default();
+            (q.rec.pending, q.rec.completed) == (p, c)
+        });
+        let no_orphans = self
+            .per_queue
+            .keys()
+            .all(|qid| table.queues.get(qid).is_some());
+        queues_agree && no_orphans && table.next_seq >= self.next_seq
+    }
+
+    /// Stores the counted values: full queue records, no counter records,
+    /// "seq" past every stored position; one batch, fsynced.
+    pub fn write(mut self, store: &Store) -> Result<Recount> {
+        let mut next_seq = self.next_seq;
+        if let Some(v) = store.meta.get(b"seq")?
+            && let Ok(b) = <[u8; 8]>::try_from(v.as_ref())
+        {
+            next_seq = next_seq.max(u64::from_le_bytes(b));
+        }
+        let mut batch = store.db.batch();
+        let mut out = Recount {
+            next_seq,
+            ..Recount::default()
+        };
+        for kv in store.queues.iter() {
+            let (k, v) = kv.into_inner()?;
+            let qid = qid_of(&k, "queue key")?;
+            let mut rec = QueueRec::decode(&v)?;
+            (rec.pending, rec.completed) = self.per_queue.remove(&qid).unwrap_or_default();
+            batch.insert(&store.queues, k, rec.encode());
+            out.queues += 1;
+        }
+        for kv in store.meta.prefix(b"n") {
+            batch.remove(&store.meta, kv.key()?);
+        }
+        batch.insert(&store.meta, b"seq", next_seq.to_le_bytes());
+        batch.commit()?;
+        store.db.persist(fjall::PersistMode::SyncAll)?;
+        out.orphans = self.per_queue.values().map(|(p, c)| p + c).sum();
+        if out.orphans > 0 {
+            tracing::warn!(
+                entries = out.orphans,
+                queues = self.per_queue.len(),
+                "entries of queues whose record was lost with the journal tail: not served"
+            );
+        }
+        Ok(out)
+    }
+}
+
+/// What [`Counts::write`] stored.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Recount {
     /// Queue records rewritten.
@@ -45,63 +141,4 @@ pub struct Recount {
     pub orphans: u64,
     /// The next sequence number now stored.
     pub next_seq: u64,
-}
-
-/// Recounts every queue's pending and completed URLs from the store's
-/// entries and raises the sequence counter past every stored position.
-pub fn recount(store: &Store) -> Result<Recount> {
-    let mut counts: HashMap<u32, (u64, u64)> = HashMap::new();
-    let mut next_seq = 0u64;
-    for kv in store.disc.iter() {
-        let k = kv.key()?;
-        let (_, qid, (_, seq)) = parse_disc_key(&k)?;
-        counts.entry(qid).or_default().0 += 1;
-        next_seq = next_seq.max((seq & !DISC) + 1);
-    }
-    for kv in store.sched.iter() {
-        let k = kv.key()?;
-        let (qid, _, seq) = parse_sched_key(&k)?;
-        counts.entry(qid).or_default().0 += 1;
-        next_seq = next_seq.max((seq & !DISC) + 1);
-    }
-    for kv in store.urls.iter() {
-        let (k, v) = kv.into_inner()?;
-        let qid = qid_of(&k, "urls key")?;
-        if let UrlState::Completed(_) = UrlState::decode(&v)? {
-            counts.entry(qid).or_default().1 += 1;
-        }
-    }
-    if let Some(v) = store.meta.get(b"seq")?
-        && let Ok(b) = <[u8; 8]>::try_from(v.as_ref())
-    {
-        next_seq = next_seq.max(u64::from_le_bytes(b));
-    }
-    let mut batch = store.db.batch();
-    let mut out = Recount {
-        next_seq,
-        ..Recount::default()
-    };
-    for kv in store.queues.iter() {
-        let (k, v) = kv.into_inner()?;
-        let qid = qid_of(&k, "queue key")?;
-        let mut rec = QueueRec::decode(&v)?;
-        (rec.pending, rec.completed) = counts.remove(&qid).unwrap_or_default();
-        batch.insert(&store.queues, k, rec.encode());
-        out.queues += 1;
-    }
-    for kv in store.meta.prefix(b"n") {
-        batch.remove(&store.meta, kv.key()?);
-    }
-    batch.insert(&store.meta, b"seq", next_seq.to_le_bytes());
-    batch.commit()?;
-    store.db.persist(fjall::PersistMode::SyncAll)?;
-    out.orphans = counts.values().map(|(p, c)| p + c).sum();
-    if out.orphans > 0 {
-        tracing::warn!(
-            entries = out.orphans,
-            queues = counts.len(),
-            "entries of queues whose record was lost with the journal tail: not served"
-        );
-    }
-    Ok(out)
 }
