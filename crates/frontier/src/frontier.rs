@@ -97,28 +97,20 @@ impl Frontier {
         let started = std::time::Instant::now();
         let store = Store::open(dir.as_ref(), opts.store)?;
         let store_s = started.elapsed().as_secs_f64();
-        let mut table = Table {
-            active: true,
-            ..Table::default()
-        };
-        crate::recover::load(&store, &mut table, &opts.seen)?;
+        let mut table = Table::load(&store, &opts.seen)?;
         // A cut journal may have split batches across keyspaces (see `repair`).
         let mut trust_snapshot = true;
         if store.journal_cut {
             let counts = crate::repair::count(&store)?;
             if !counts.agree(&table) {
-                let r = counts.write(&store)?;
+                let r = counts.write(&store, table.next_seq)?;
                 tracing::warn!(
                     queues = r.queues,
                     next_seq = r.next_seq,
                     "journal cut in its middle: queue counters recounted, seen sets rebuilt \
                      from the store"
                 );
-                table = Table {
-                    active: true,
-                    ..Table::default()
-                };
-                crate::recover::load(&store, &mut table, &opts.seen)?;
+                table = Table::load(&store, &opts.seen)?;
                 trust_snapshot = false;
             }
         }

@@ -11,6 +11,18 @@ use crate::records::{CrawlRec, QueueRec};
 use crate::store::Store;
 use crate::table::Table;
 
+impl Table {
+    /// A table with the crawls, queues and counters of `store`.
+    pub fn load(store: &Store, seen: &SeenFactory) -> Result<Table> {
+        let mut table = Table {
+            active: true,
+            ..Table::default()
+        };
+        load(store, &mut table, seen)?;
+        Ok(table)
+    }
+}
+
 /// Loads crawls, queues and counters from `store` into `table`.
 pub fn load(store: &Store, table: &mut Table, seen: &SeenFactory) -> Result<()> {
     table.seg_bits = store.seg_bits;

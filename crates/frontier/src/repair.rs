@@ -44,7 +44,10 @@ use crate::recover::qid_of;
 use crate::store::Store;
 use crate::table::Table;
 
-/// Entries counted in the store.
+/// Entries counted in the store: a map of queue id to two counts (~40 B
+/// a queue while the open runs, freed after it), and the next free
+/// sequence number. Invariant: every stored pending entry is counted once,
+/// in its queue's first count; every completed one in its second.
 #[derive(Debug, Default)]
 pub struct Counts {
     /// Queue id → (pending, completed) entries.
@@ -95,14 +98,10 @@ impl Counts {
     }
 
     /// Stores the counted values: full queue records, no counter records,
-    /// "seq" past every stored position; one batch, fsynced.
-    pub fn write(mut self, store: &Store) -> Result<Recount> {
-        let mut next_seq = self.next_seq;
-        if let Some(v) = store.meta.get(b"seq")?
-            && let Ok(b) = <[u8; 8]>::try_from(v.as_ref())
-        {
-            next_seq = next_seq.max(u64::from_le_bytes(b));
-        }
+    /// "seq" past every stored position and at least `loaded_seq` (what
+    /// the records said); one batch, fsynced.
+    pub fn write(mut self, store: &Store, loaded_seq: u64) -> Result<Recount> {
+        let next_seq = self.next_seq.max(loaded_seq);
         let mut batch = store.db.batch();
         let mut out = Recount {
             next_seq,

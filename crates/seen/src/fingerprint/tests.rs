@@ -87,6 +87,29 @@ fn growing_past_capacity_keeps_the_bound() {
     );
 }
 
+/// Inserts `keys` one at a time into one set and in batches of the sizes
+/// `size` gives into another, both for `capacity` keys at rate `eps`:
+/// (sequential set, its answers, batched set, its answers).
+fn single_and_batched(
+    keys: &[Vec<u8>],
+    (capacity, eps): (usize, f64),
+    mut size: impl FnMut() -> usize,
+) -> (FingerprintSet, Vec<bool>, FingerprintSet, Vec<bool>) {
+    let mut single = FingerprintSet::new(capacity, eps).unwrap();
+    let want = keys.iter().map(|k| single.insert(k)).collect();
+    let mut batched = FingerprintSet::new(capacity, eps).unwrap();
+    let (mut got, mut out, mut at) = (Vec::new(), Vec::new(), 0);
+    while at < keys.len() {
+        let end = (at + size()).min(keys.len());
+        let refs: Vec<&[u8]> = keys[at..end].iter().map(Vec::as_slice).collect();
+        batched.insert_batch(&refs, &mut out);
+        assert_eq!(out.len(), refs.len());
+        got.extend_from_slice(&out);
+        at = end;
+    }
+    (single, want, batched, got)
+}
+
 #[test]
 fn insert_batch_answers_like_one_insert_at_a_time() {
     // ε = 2^-8 makes fingerprint collisions common; 500 keys of capacity
@@ -94,15 +117,7 @@ fn insert_batch_answers_like_one_insert_at_a_time() {
     // and across batches).
     let eps = 1.0 / 256.0;
     let keys: Vec<Vec<u8>> = (0..12_000u64).map(|i| key(i % 7_000)).collect();
-    let mut single = FingerprintSet::new(500, eps).unwrap();
-    let want: Vec<bool> = keys.iter().map(|k| single.insert(k)).collect();
-    let mut batched = FingerprintSet::new(500, eps).unwrap();
-    let (mut got, mut out) = (Vec::new(), Vec::new());
-    for chunk in keys.chunks(777) {
-        let refs: Vec<&[u8]> = chunk.iter().map(Vec::as_slice).collect();
-        batched.insert_batch(&refs, &mut out);
-        got.extend_from_slice(&out);
-    }
+    let (single, want, batched, got) = single_and_batched(&keys, (500, eps), || 777);
     assert!(want.iter().filter(|&&w| !w).count() > 5_000);
     assert!(
         batched.gens.len() >= 3,
@@ -126,19 +141,12 @@ fn small_batches_answer_like_one_insert_at_a_time() {
         .map(|j| key((j * 7919 + j / 4) % 4_000))
         .collect();
     for capacity in [100, 50_000] {
-        let mut single = FingerprintSet::new(capacity, eps).unwrap();
-        let want: Vec<bool> = keys.iter().map(|k| single.insert(k)).collect();
-        let mut batched = FingerprintSet::new(capacity, eps).unwrap();
-        let (mut got, mut out, mut at, mut size) = (Vec::new(), Vec::new(), 0, 1);
-        while at < keys.len() {
-            let end = (at + size).min(keys.len());
-            let refs: Vec<&[u8]> = keys[at..end].iter().map(Vec::as_slice).collect();
-            batched.insert_batch(&refs, &mut out);
-            assert_eq!(out.len(), refs.len());
-            got.extend_from_slice(&out);
-            at = end;
+        let mut size = 0;
+        let cycle = || {
             size = size % (super::batch::SMALL + 1) + 1;
-        }
+            size
+        };
+        let (single, want, batched, got) = single_and_batched(&keys, (capacity, eps), cycle);
         assert!(single.len() < 4_000, "some false positives expected");
         assert_eq!(got, want, "capacity {capacity}");
         assert_eq!(batched.len(), single.len());
@@ -165,15 +173,7 @@ fn repeats_inside_one_batch_answer_like_one_insert_at_a_time() {
         .map(|i| key((i * 7 + i / 5) % 3_000))
         .collect();
     for capacity in [3_000, 100_000] {
-        let mut single = FingerprintSet::new(capacity, eps).unwrap();
-        let want: Vec<bool> = keys.iter().map(|k| single.insert(k)).collect();
-        let mut batched = FingerprintSet::new(capacity, eps).unwrap();
-        let (mut got, mut out) = (Vec::new(), Vec::new());
-        for chunk in keys.chunks(1024) {
-            let refs: Vec<&[u8]> = chunk.iter().map(Vec::as_slice).collect();
-            batched.insert_batch(&refs, &mut out);
-            got.extend_from_slice(&out);
-        }
+        let (single, want, batched, got) = single_and_batched(&keys, (capacity, eps), || 1024);
         assert!(single.len() < 3_000, "some false positives expected");
         assert_eq!(got, want);
         assert_eq!(batched.len(), single.len());
