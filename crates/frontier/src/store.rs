@@ -85,6 +85,18 @@ pub struct StoreOptions {
     /// keeps the value it was made with (meta "dseg"). Small values only
     /// make tests cross segments often.
     pub segment_bits: u8,
+    /// Target size of the tables compaction writes for `disc`; 0 (the
+    /// default) keeps fjall's, 64 MiB. Fixed when the keyspace is created.
+    ///
+    /// Measured at 10M URLs and not made the default: 16 MiB tables wrote
+    /// 13 % fewer bytes in the put phase (3.85 against 4.44 GB; a level-0
+    /// compaction rewrites the level-1 tables overlapping the segment being
+    /// filled, and a big one there holds much of the previous segment too),
+    /// but fjall sizes level 1 as 16 tables (the level-0 threshold), so
+    /// `disc` spilled into level 2, where the tombstones of completed URLs
+    /// did not reach their entries: 1.86 against 1.08 GB on disk once
+    /// everything was completed (docs/BENCHMARKS.md, "Session 16").
+    pub disc_table_bytes: u64,
 }
 
 impl Default for StoreOptions {
@@ -102,6 +114,7 @@ impl Default for StoreOptions {
             l0_threshold: 16,
             worker_threads: 0,
             segment_bits: 0,
+            disc_table_bytes: 0,
         }
     }
 }
@@ -158,10 +171,10 @@ impl Store {
             write_format_file(&dir.join("FORMAT"))?;
             tracing::info!(entries = moved, "state upgraded from format 4");
         }
-        // The highest segment is the first 2 bytes of the last key.
-        let top = match disc.last_key_value() {
-            Some(kv) => crate::disc::parse_disc_key(&kv.key()?)?.0,
-            None => 0,
+        let top = if journal_cut {
+            last_segment(&disc)?
+        } else {
+            segment_of_next_seq(&meta, seg_bits)?
         };
         Ok(Store {
             meta,
@@ -239,6 +252,10 @@ fn keyspace(db: &Database, name: &str, opts: StoreOptions) -> fjall::Result<Keys
     let mem = opts.memtable_bytes.max(1 << 20);
     let leveled =
         fjall::compaction::Leveled::default().with_l0_threshold(l0_threshold(opts.l0_threshold));
+    let leveled = match (name, opts.disc_table_bytes) {
+        ("disc", n) if n > 0 => leveled.with_table_target_size(n.max(1 << 20)),
+        _ => leveled,
+    };
     db.keyspace(name, || {
         let o = KeyspaceCreateOptions::default()
             .manual_journal_persist(true)
@@ -280,6 +297,38 @@ fn build_new(path: &Path, opts: StoreOptions) -> fjall::Result<()> {
         keyspace(&db, name, opts)?;
     }
     db.persist(fjall::PersistMode::SyncAll)
+}
+
+/// The highest segment of any `disc` entry: the first 2 bytes of the last
+/// live key. fjall finds it by walking back over the tombstones at the end
+/// of the keyspace, so this costs a scan of every completed URL not yet
+/// compacted away (5 s at 10M URLs): only used when the journal was cut.
+fn last_segment(disc: &Keyspace) -> Result<u32> {
+    Ok(match disc.last_key_value() {
+        Some(kv) => crate::disc::parse_disc_key(&kv.key()?)?.0,
+        None => 0,
+    })
+}
+
+/// A bound on the highest segment of any `disc` entry, from the sequence
+/// counter (meta "seq", the next seq to give): every entry was written with
+/// a lower seq in the same batch as a counter at least as high, so its
+/// segment is at most that of `seq - 1` (0 before the first URL). Unlike
+/// [`last_segment`] it reads one key; it may exceed the last segment still
+/// holding a live entry, which only means scans of empty segments (see
+/// `disc`: `get` needs "at most", not the exact top).
+fn segment_of_next_seq(meta: &Keyspace, bits: u8) -> Result<u32> {
+    let Some(v) = meta.get(b"seq")? else {
+        return Ok(0);
+    };
+    let b: [u8; 8] = v
+        .as_ref()
+        .try_into()
+        .map_err(|_| FrontierError::corrupt("meta seq", "not 8 bytes"))?;
+    Ok(match u64::from_le_bytes(b) {
+        0 => 0,
+        next => crate::disc::seg_of(next - 1, bits).min(crate::disc::MAX_SEG),
+    })
 }
 
 /// The store's `disc` segment bits: the recorded value, else (a new or

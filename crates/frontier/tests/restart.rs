@@ -302,3 +302,91 @@ fn fingerprint_is_split_and_a_whole_set_saved_before_still_restores() {
     assert_dedupes(dir.path(), "fingerprint");
     assert_eq!(snapshot_backends(dir.path()), ["fingerprint"], "kept whole");
 }
+
+/// Leases everything eligible (no politeness delay) and returns the URLs.
+fn drain(f: &Frontier) -> Vec<String> {
+    f.set_delay("", None, 0).unwrap();
+    let p = mgz_frontier::GetParams::default();
+    let mut got = Vec::new();
+    loop {
+        let batch = f.get(&p).unwrap();
+        if batch.is_empty() {
+            return got;
+        }
+        got.extend(batch.into_iter().map(|r| r.url));
+    }
+}
+
+fn complete(f: &Frontier, urls: &[String]) {
+    let done: Vec<_> = urls
+        .iter()
+        .map(|u| mgz_frontier::KnownItem {
+            item: UrlItem::new(u.as_str()),
+            next_fetch: 0,
+        })
+        .collect();
+    f.put_known(&done).unwrap();
+}
+
+/// The open takes the highest `disc` segment from the sequence counter, not
+/// from the last live key (which fjall finds by walking back over every
+/// completed URL's tombstone). URLs left pending in the first and in the
+/// highest of the 8 segments, and URLs put after the reopen, are all served
+/// again after it; completed ones never are.
+#[test]
+fn pending_urls_of_every_segment_are_served_after_most_completed() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = fill(dir.path(), "fingerprint");
+    let all = drain(&f);
+    assert_eq!(all.len(), 2000);
+    // Keep the 3 URLs put first (segment 1) and the 3 put last (segment 8).
+    let keep = [
+        "http://h0.example/p/0",
+        "http://h1.example/p/1",
+        "http://h2.example/p/2",
+    ]
+    .into_iter()
+    .map(String::from)
+    .chain((1997..2000).map(|i| format!("http://h{}.example/p/{i}", i % 13)))
+    .collect::<std::collections::BTreeSet<_>>();
+    let done: Vec<String> = all.into_iter().filter(|u| !keep.contains(u)).collect();
+    assert_eq!(done.len(), 1994);
+    complete(&f, &done);
+    f.close().unwrap();
+
+    let f = Frontier::open(dir.path(), opts("fingerprint")).unwrap();
+    assert_eq!(f.stats("", None).size, 6);
+    // Listing reads every segment up to the top: all 2,000 URLs, the
+    // last-put pending one among them.
+    let all = mgz_frontier::UrlQuery::default();
+    assert_eq!(f.count_urls(&all).unwrap(), 2000);
+    let last = mgz_frontier::UrlQuery {
+        filter: Some("/p/1999".into()),
+        ..mgz_frontier::UrlQuery::default()
+    };
+    assert_eq!(f.list_urls(&last).unwrap().len(), 1);
+    let again: std::collections::BTreeSet<_> = drain(&f).into_iter().collect();
+    assert_eq!(
+        again, keep,
+        "leases lapse at the restart; each kept URL once"
+    );
+    complete(&f, &again.into_iter().collect::<Vec<_>>());
+    f.close().unwrap();
+
+    // Everything completed: nothing is served, new URLs are.
+    let f = Frontier::open(dir.path(), opts("fingerprint")).unwrap();
+    assert!(drain(&f).is_empty());
+    let new = f.put_discovered(&items(2000..2010)).unwrap();
+    assert!(new.iter().all(|o| *o == PutOutcome::New));
+    let mut got = drain(&f);
+    got.sort();
+    let mut want: Vec<String> = items(2000..2010).into_iter().map(|i| i.url).collect();
+    want.sort();
+    assert_eq!(got, want);
+    assert!(
+        f.put_discovered(&items(0..2000))
+            .unwrap()
+            .iter()
+            .all(|o| *o == PutOutcome::Seen)
+    );
+}

@@ -58,6 +58,9 @@ pub struct FrontierArgs {
     /// Segment bits of the store's discovery schedule (default: the library's, 20).
     #[arg(long)]
     segment_bits: Option<u8>,
+    /// Target table size of the discovery schedule, MiB (default: fjall's, 64).
+    #[arg(long)]
+    disc_table_mib: Option<u64>,
     /// Run only the bare-fjall baseline and print its rate (the child
     /// process the benchmark starts).
     #[arg(long, hide = true)]
@@ -85,6 +88,9 @@ fn options(a: &FrontierArgs) -> anyhow::Result<FrontierOptions> {
     }
     if let Some(n) = a.store_workers {
         store.worker_threads = n;
+    }
+    if let Some(m) = a.disc_table_mib {
+        store.disc_table_bytes = m << 20;
     }
     if let Some(n) = a.segment_bits {
         store.segment_bits = n;
