@@ -314,9 +314,12 @@ fn last_segment(disc: &Keyspace) -> Result<u32> {
 /// counter (meta "seq", the next seq to give): every entry was written with
 /// a lower seq in the same batch as a counter at least as high, so its
 /// segment is at most that of `seq - 1` (0 before the first URL). Unlike
-/// [`last_segment`] it reads one key; it may exceed the last segment still
-/// holding a live entry, which only means scans of empty segments (see
-/// `disc`: `get` needs "at most", not the exact top).
+/// [`last_segment`] it reads one key. It may exceed the last segment still
+/// holding a live entry (URLs all completed, or seqs given to `sched`
+/// entries of `put_known` schedules), which only costs prefix seeks of empty
+/// segments in [`Store::for_each_pending`]: every reader needs "at most",
+/// not the exact top (see `disc`), and `get` already bounds each queue's
+/// scan by the segment of the next seq (`Table::insert_queue`).
 fn segment_of_next_seq(meta: &Keyspace, bits: u8) -> Result<u32> {
     let Some(v) = meta.get(b"seq")? else {
         return Ok(0);
