@@ -31,13 +31,7 @@ pub fn load(store: &Store, table: &mut Table, seen: &SeenFactory) -> Result<()> 
         let id = crawl_id_of(&k)?;
         table.add_crawl(id, CrawlRec::decode(&v)?, seen);
     }
-    if let Some(v) = store.meta.get(b"seq")? {
-        let b: [u8; 8] = v
-            .as_ref()
-            .try_into()
-            .map_err(|_| FrontierError::corrupt("meta seq", "not 8 bytes"))?;
-        table.next_seq = u64::from_le_bytes(b);
-    }
+    table.next_seq = crate::store::stored_next_seq(&store.meta)?;
     if let Some(v) = store.meta.get(b"active")? {
         table.active = v.first().copied().unwrap_or(1) != 0;
     }

@@ -321,6 +321,15 @@ fn last_segment(disc: &Keyspace) -> Result<u32> {
 /// not the exact top (see `disc`), and `get` already bounds each queue's
 /// scan by the segment of the next seq (`Table::insert_queue`).
 fn segment_of_next_seq(meta: &Keyspace, bits: u8) -> Result<u32> {
+    Ok(match stored_next_seq(meta)? {
+        0 => 0,
+        next => crate::disc::seg_of(next - 1, bits).min(crate::disc::MAX_SEG),
+    })
+}
+
+/// The sequence counter (meta "seq": the next seq to give, u64 LE); 0 in a
+/// store that never gave one. Any other length is `Corrupt`.
+pub(crate) fn stored_next_seq(meta: &Keyspace) -> Result<u64> {
     let Some(v) = meta.get(b"seq")? else {
         return Ok(0);
     };
@@ -328,10 +337,7 @@ fn segment_of_next_seq(meta: &Keyspace, bits: u8) -> Result<u32> {
         .as_ref()
         .try_into()
         .map_err(|_| FrontierError::corrupt("meta seq", "not 8 bytes"))?;
-    Ok(match u64::from_le_bytes(b) {
-        0 => 0,
-        next => crate::disc::seg_of(next - 1, bits).min(crate::disc::MAX_SEG),
-    })
+    Ok(u64::from_le_bytes(b))
 }
 
 /// The store's `disc` segment bits: the recorded value, else (a new or
@@ -515,6 +521,25 @@ mod tests {
                 .seg_bits,
             20
         );
+    }
+
+    /// A sequence counter of the wrong length is a typed error at open
+    /// (the open reads it to bound the top `disc` segment).
+    #[test]
+    fn malformed_sequence_counter_is_corrupt() {
+        let d = tempfile::tempdir().unwrap();
+        {
+            let s = Store::open(d.path(), StoreOptions::default()).unwrap();
+            assert_eq!(stored_next_seq(&s.meta).unwrap(), 0, "absent: 0");
+            s.meta.insert(b"seq", 7u64.to_le_bytes()).unwrap();
+            assert_eq!(stored_next_seq(&s.meta).unwrap(), 7);
+            s.meta.insert(b"seq", [1u8, 2, 3]).unwrap();
+            s.db.persist(fjall::PersistMode::SyncAll).unwrap();
+        }
+        assert!(matches!(
+            Store::open(d.path(), StoreOptions::default()),
+            Err(FrontierError::Corrupt { .. })
+        ));
     }
 
     #[test]
