@@ -1,9 +1,10 @@
-//! The discovery schedule (`disc`, format 5): where `put_discovered` puts
-//! new URLs, in segments of discovery order, so that the store only appends.
+//! The discovery schedule (`disc`, keys of format 5, a keyspace per segment
+//! since format 7): where `put_discovered` puts new URLs, in segments of
+//! discovery order, so that the store only appends.
 //!
 //! ```text
-//! disc   seg (2) | qid (4, LE) | seq (6) | next fetch (8)  -> Body     20-byte keys
-//!        seg = 1 + seq >> segment bits   (20: 1,048,576 URLs), at most MAX_SEG
+//! disc.N seg (2) | qid (4, LE) | seq (6) | next fetch (8)  -> Body     20-byte keys
+//!        seg = N = 1 + seq >> segment bits   (20: 1,048,576 URLs), at most MAX_SEG
 //!        seq without its flag bit, < 2^48
 //! sched  qid (4) | next fetch (8) | seq (8)                 -> Body     20-byte keys
 //! ```
@@ -11,9 +12,10 @@
 //! Why: `sched` sorts a queue's URLs together, so the URLs of one batch
 //! land all over its key space and every leveled compaction rewrote most of
 //! it (at 10M URLs / 100,000 hosts compaction was ~40 % of the put's CPU).
-//! A `disc` key starts with its segment, and segments only grow: the
-//! tables fjall flushes overlap only within the current segment, older
-//! segments move down the levels without being rewritten.
+//! A `disc` key belongs to its segment, and segments only grow: the
+//! tables fjall flushes overlap only within the current segment. Each
+//! segment is its own keyspace (`segments`), so a compaction never merges
+//! tables of two segments (in one keyspace it did, see `segments`).
 //!
 //! Positions ([`LeaseKey`] = (next fetch, seq)) name an entry in either
 //! keyspace: a `disc` entry's seq carries [`DISC`] (bit 63), the only
@@ -57,8 +59,6 @@
 //! `Store::disc_top`; a queue's entries in `disc` are found by one prefix
 //! scan per segment from 1 to that top (`get` keeps per-queue marks so it
 //! reads only from where it stopped).
-
-use std::sync::atomic::Ordering;
 
 use fjall::{Database, Keyspace, OwnedWriteBatch, UserValue};
 
@@ -159,25 +159,20 @@ fn parse_v4_key(k: &[u8]) -> Option<(u32, LeaseKey)> {
     (seq & DISC != 0).then_some((qid, (next, seq)))
 }
 
-/// Entries a format-4 upgrade moves per atomic batch.
+/// Entries an upgrade moves per atomic batch.
 const UPGRADE_BATCH: usize = 4096;
 
 /// Converts the format-4 keys of `disc` to format 5 (values unchanged),
-/// [`UPGRADE_BATCH`] entries per atomic batch (each inserts the new keys
-/// and removes the old), so a crash leaves every entry under exactly one
-/// key and the next open finishes the job. Keys already converted are
-/// skipped. A format-4 entry whose seq does not fit format 5 (more than
-/// 2^36 URLs discovered) is an error: such a store stays with format 4.
-/// Returns the entries converted.
+/// [`UPGRADE_BATCH`] entries per atomic batch (see [`move_entries`]). Keys
+/// already converted are skipped. A format-4 entry whose seq does not fit
+/// format 5 (more than 2^36 URLs discovered) is an error: such a store stays
+/// with format 4. Returns the entries converted.
 pub fn upgrade_v4(db: &Database, disc: &Keyspace, bits: u8) -> Result<u64> {
-    let mut batch = db.batch();
-    let (mut pending, mut moved) = (0usize, 0u64);
-    for kv in disc.iter() {
-        let (k, v) = kv.into_inner()?;
+    move_entries(db, disc, |k| {
         if k.len() == 20 {
-            continue;
+            return Ok(None);
         }
-        let Some((qid, (next, seq))) = parse_v4_key(&k) else {
+        let Some((qid, (next, seq))) = parse_v4_key(k) else {
             return Err(FrontierError::corrupt(
                 "disc key",
                 format!("{} bytes in a format-4 store", k.len()),
@@ -189,7 +184,42 @@ pub fn upgrade_v4(db: &Database, disc: &Keyspace, bits: u8) -> Result<u64> {
                 "seq beyond format 5's range (2^48, or segment 65,535)",
             ));
         }
-        batch.insert(disc, disc_key(seg_of(seq, bits), qid, seq, next), v);
+        let key = disc_key(seg_of(seq, bits), qid, seq, next);
+        Ok(Some((disc.clone(), key.to_vec())))
+    })
+}
+
+/// Moves every entry of the format-6 `disc` keyspace (format-5 keys) into
+/// its segment's keyspace, keys and values unchanged (see
+/// [`move_entries`]). Returns the entries moved.
+pub fn move_to_segments(
+    db: &Database,
+    disc: &Keyspace,
+    segs: &crate::segments::Segments,
+) -> Result<u64> {
+    move_entries(db, disc, |k| {
+        let (seg, _, _) = parse_disc_key(k)?;
+        Ok(Some((segs.ensure(seg)?.clone(), k.to_vec())))
+    })
+}
+
+/// Moves each entry of `disc` that `place` gives a new home (keyspace,
+/// key), [`UPGRADE_BATCH`] entries per atomic batch that inserts the new
+/// entries and removes the old, so a crash leaves every entry in exactly one
+/// place and the next open moves the rest. Returns the entries moved.
+fn move_entries(
+    db: &Database,
+    disc: &Keyspace,
+    mut place: impl FnMut(&[u8]) -> Result<Option<(Keyspace, Vec<u8>)>>,
+) -> Result<u64> {
+    let mut batch = db.batch();
+    let (mut pending, mut moved) = (0usize, 0u64);
+    for kv in disc.iter() {
+        let (k, v) = kv.into_inner()?;
+        let Some((ks, key)) = place(&k)? else {
+            continue;
+        };
+        batch.insert(&ks, key, v);
         batch.remove(disc, k);
         pending += 1;
         moved += 1;
@@ -205,52 +235,94 @@ pub fn upgrade_v4(db: &Database, disc: &Keyspace, bits: u8) -> Result<u64> {
 impl Store {
     /// The keyspace and key of position `pos` of queue `qid` (the key on
     /// the stack: this runs once per new URL).
-    pub fn pending_key(&self, qid: u32, pos: LeaseKey) -> (&Keyspace, PendingKey) {
+    /// `None` for a `disc` position whose segment has no keyspace (so no
+    /// entry).
+    pub fn pending_key(&self, qid: u32, pos: LeaseKey) -> (Option<&Keyspace>, PendingKey) {
         if is_disc(pos) {
             let seg = seg_of(pos.1, self.seg_bits);
-            (&self.disc, PendingKey(disc_key(seg, qid, pos.1, pos.0)))
+            (
+                self.segs.get(seg),
+                PendingKey(disc_key(seg, qid, pos.1, pos.0)),
+            )
         } else {
-            (&self.sched, PendingKey(sched_key(qid, pos.0, pos.1)))
+            (Some(&self.sched), PendingKey(sched_key(qid, pos.0, pos.1)))
         }
     }
 
-    /// Adds the entry of a pending URL to `batch`.
+    /// Adds the entry of a pending URL to `batch`. A `disc` position's
+    /// segment must have its keyspace already ([`Store::ensure_segments`],
+    /// called under the table lock before seqs are given); if not, this is
+    /// a `Corrupt` error and nothing is added.
     pub fn pending_insert(
         &self,
         batch: &mut OwnedWriteBatch,
         qid: u32,
         pos: LeaseKey,
         body: &[u8],
-    ) {
-        if is_disc(pos) {
-            self.disc_top
-                .fetch_max(seg_of(pos.1, self.seg_bits), Ordering::Relaxed);
+    ) -> Result<()> {
+        match self.pending_key(qid, pos) {
+            (Some(ks), k) => {
+                batch.insert(ks, k.as_ref(), body);
+                Ok(())
+            }
+            (None, _) => Err(FrontierError::corrupt(
+                "disc segment",
+                format!("no keyspace for seq {}", pos.1 & !DISC),
+            )),
         }
-        let (ks, k) = self.pending_key(qid, pos);
-        batch.insert(ks, k.as_ref(), body);
     }
 
-    /// Adds the removal of a pending URL's entry to `batch`.
+    /// Adds the removal of a pending URL's entry to `batch` (nothing when
+    /// its `disc` segment has no keyspace: then there is no entry).
     pub fn pending_remove(&self, batch: &mut OwnedWriteBatch, qid: u32, pos: LeaseKey) {
-        let (ks, k) = self.pending_key(qid, pos);
-        batch.remove(ks, k.as_ref());
+        if let (Some(ks), k) = self.pending_key(qid, pos) {
+            batch.remove(ks, k.as_ref());
+            if is_disc(pos) {
+                self.segs.note_removal(seg_of(pos.1, self.seg_bits));
+            }
+        }
     }
 
     /// The body bytes of a pending URL, if its entry exists.
     pub fn pending_get(&self, qid: u32, pos: LeaseKey) -> Result<Option<UserValue>> {
-        let (ks, k) = self.pending_key(qid, pos);
-        Ok(ks.get(k)?)
+        match self.pending_key(qid, pos) {
+            (Some(ks), k) => Ok(ks.get(k)?),
+            (None, _) => Ok(None),
+        }
     }
 
     /// Whether a pending URL's entry exists.
     pub fn pending_contains(&self, qid: u32, pos: LeaseKey) -> Result<bool> {
-        let (ks, k) = self.pending_key(qid, pos);
-        Ok(ks.contains_key(k)?)
+        match self.pending_key(qid, pos) {
+            (Some(ks), k) => Ok(ks.contains_key(k)?),
+            (None, _) => Ok(false),
+        }
     }
 
-    /// Highest `disc` segment that may hold entries.
+    /// Highest `disc` segment that may hold entries: the highest with a
+    /// keyspace.
     pub fn disc_top(&self) -> u32 {
-        self.disc_top.load(Ordering::Relaxed)
+        self.segs.top()
+    }
+
+    /// Makes the keyspaces of the segments that the next `n` seqs from
+    /// `next_seq` fall in (those that fit `disc` keys). Called under the
+    /// table lock before a batch's positions are given, so a failure leaves
+    /// nothing decided.
+    pub fn ensure_segments(&self, next_seq: u64, n: u64) -> Result<()> {
+        if n == 0 || !fits(next_seq, self.seg_bits) {
+            return Ok(());
+        }
+        let last = next_seq.saturating_add(n - 1);
+        self.segs.ensure_range(
+            seg_of(next_seq, self.seg_bits),
+            seg_of(last, self.seg_bits).min(MAX_SEG),
+        )
+    }
+
+    /// Every `disc` entry, segment by segment, in key order.
+    pub fn disc_iter(&self) -> impl Iterator<Item = fjall::Guard> + '_ {
+        self.segs.all().flat_map(|(_, ks)| ks.iter())
     }
 
     /// Calls `f(position, body bytes)` on every pending entry of queue
@@ -268,8 +340,8 @@ impl Store {
                 return Ok(());
             }
         }
-        for seg in 1..=self.disc_top().min(MAX_SEG) {
-            for kv in self.disc.prefix(disc_prefix(seg, qid)) {
+        for (seg, ks) in self.segs.all() {
+            for kv in ks.prefix(disc_prefix(seg, qid)) {
                 let (k, v) = kv.into_inner()?;
                 let (_, _, pos) = parse_disc_key(&k)?;
                 if !f(pos, v)? {
@@ -331,9 +403,13 @@ impl Iterator for DiscScan<'_> {
             if self.seg > self.hi.min(MAX_SEG) {
                 return None;
             }
+            let Some(ks) = self.store.segs.get(self.seg) else {
+                self.seg = self.seg.checked_add(1)?;
+                continue;
+            };
             let from = disc_key(self.seg, self.qid, self.from, 0);
             let to = disc_key(self.seg, self.qid, SEQ_LIMIT - 1, u64::MAX);
-            self.iter = Some(self.store.disc.range(from..=to));
+            self.iter = Some(ks.range(from..=to));
         }
     }
 }

@@ -39,6 +39,7 @@ mod recover;
 mod repair;
 mod seenidx;
 mod seenlog;
+mod segments;
 mod slim;
 mod snapshot;
 mod store;

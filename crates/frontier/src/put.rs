@@ -106,6 +106,10 @@ impl Frontier {
             }
         }
         let mut t = self.lock_undrained();
+        // The keyspaces of the segments this batch's seqs may reach, before
+        // anything is decided (a new one is made once per segment).
+        let most = u64::try_from(prepared.len()).unwrap_or(u64::MAX);
+        self.store.ensure_segments(t.next_seq, most)?;
         let mut batch = self.store.db.batch();
         let mut touched = HashSet::new();
         let mut in_batch = HashSet::new();
@@ -175,13 +179,23 @@ impl Frontier {
         // positions are decided), then, in decision order (see `order`),
         // the seen-log frame and the commit.
         let mut scratch = Vec::new();
-        for (qid, pos, indexed, p) in &news {
+        let written = news.iter().try_for_each(|(qid, pos, indexed, p)| {
             let at = (*qid, *indexed);
-            write_pending(&self.store, &mut batch, at, p, *pos, &mut scratch);
-        }
+            write_pending(&self.store, &mut batch, at, p, *pos, &mut scratch)
+        });
         let handoff = Arc::new(Handoff::default());
+        // A failed write (a segment without its keyspace, which
+        // `ensure_segments` rules out) still takes its turn, committing
+        // nothing, so the batches after it are not held up.
+        let work = match written {
+            Ok(()) => Some((batch, records)),
+            Err(e) => {
+                handoff.fill(Err(e));
+                None
+            }
+        };
         let job = CommitJob {
-            work: Some((batch, records)),
+            work,
             handoff: handoff.clone(),
         };
         self.order.submit(ticket, job, |job| self.run_commit(job));
@@ -402,7 +416,7 @@ impl Frontier {
             batch.insert(&self.store.urls, k, UrlState::Completed(p.body()).encode());
         } else {
             let pos = t.next_pos(next_fetch, false);
-            insert_pending(t, &self.store, batch, (qid, true), &p, pos);
+            insert_pending(t, &self.store, batch, (qid, true), &p, pos)?;
         }
         Ok(if old.is_some() {
             PutOutcome::Updated
@@ -432,9 +446,9 @@ fn insert_pending(
     (qid, indexed): (u32, bool),
     p: &Prepared<'_>,
     pos: LeaseKey,
-) {
+) -> Result<()> {
     note_pending(t, qid, pos);
-    write_pending(store, batch, (qid, indexed), p, pos, &mut Vec::new());
+    write_pending(store, batch, (qid, indexed), p, pos, &mut Vec::new())
 }
 
 /// The table's side of a new pending URL at `pos` of queue `qid`: the
@@ -462,14 +476,15 @@ fn write_pending(
     p: &Prepared<'_>,
     pos: LeaseKey,
     scratch: &mut Vec<u8>,
-) {
+) -> Result<()> {
     scratch.clear();
     let url = (&*p.url, &*p.key);
     Body::encode_parts(url, p.depth, p.created, p.metadata, scratch);
-    store.pending_insert(batch, qid, pos, scratch);
+    store.pending_insert(batch, qid, pos, scratch)?;
     if indexed {
         let (next_fetch, seq) = pos;
         let state = UrlState::Pending { next_fetch, seq };
         batch.insert(&store.urls, url_key(qid, &p.ukey), state.encode());
     }
+    Ok(())
 }

@@ -78,8 +78,7 @@ pub fn rebuild_seen(store: &Store, table: &mut Table, policy: &mgz_url::Policy) 
             Ok((qid_of(&k, "sched key")?, v))
         });
     let disc = store
-        .disc
-        .iter()
+        .disc_iter()
         .map(|kv| -> Result<(u32, fjall::UserValue)> {
             let (k, v) = kv.into_inner()?;
             Ok((crate::disc::parse_disc_key(&k)?.1, v))

@@ -60,7 +60,7 @@ pub struct Counts {
 /// entries and the highest stored position.
 pub fn count(store: &Store) -> Result<Counts> {
     let mut c = Counts::default();
-    for kv in store.disc.iter() {
+    for kv in store.disc_iter() {
         let k = kv.key()?;
         let (_, qid, (_, seq)) = parse_disc_key(&k)?;
         c.per_queue.entry(qid).or_default().0 += 1;

@@ -1,5 +1,6 @@
 //! The on-disk side: a versioned format file plus one fjall database with
-//! four keyspaces (layout drawn in the crate README).
+//! four keyspaces and one more per `disc` segment (layout drawn in the crate
+//! README).
 //!
 //! ```text
 //! DIR/FORMAT          16 bytes: "MGZF" | version u32 LE | xxh3-64 of the first 8 bytes
@@ -9,11 +10,11 @@
 //!     queues  qid          -> QueueRec
 //!     urls    qid | URL key             -> UrlState (completed body, or pointer of an indexed pending URL)
 //!     sched   qid | next fetch | seq    -> Body (pending URLs put with a schedule, FIFO by key order)
-//!     disc    seg | qid | seq | next    -> Body (discovered pending URLs, appended; 20-byte keys, see `disc`)
+//!     disc.N  seg | qid | seq | next    -> Body (discovered pending URLs of segment N, appended;
+//!                                          20-byte keys, see `disc`; one keyspace per segment, see `segments`)
 //! ```
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicU32;
 
 use fjall::{Database, Keyspace, KeyspaceCreateOptions};
 use xxhash_rust::xxh3::xxh3_64;
@@ -28,14 +29,18 @@ use crate::error::{FrontierError, Result};
 /// 5: `disc` keys of 20 bytes (see `disc`).
 /// 6: bodies written with value version 2 (varints, scheme left out; see
 ///    `codec::BODY_VERSION`); version-1 values are still read.
-/// Versions 1 to 3 and 5 are valid version-6 directories (no counter
+/// 7: `disc` entries in one keyspace per segment (`disc.N`, see
+///    `segments`) instead of one `disc` keyspace; keys and values unchanged.
+/// Versions 1 to 3, 5 and 6 are valid version-7 directories once their
+/// `disc` keyspace, if any, is emptied into the segment keyspaces
+/// ([`crate::disc::move_to_segments`], resumable) and removed (no counter
 /// records, every pending URL indexed, no `disc` entries; version-1 values
-/// are read as they are), so they are upgraded in place at open; a version-4
-/// directory has its `disc` keys converted at open
-/// ([`crate::disc::upgrade_v4`], resumable), then `FORMAT` says 6. An older
+/// are read as they are), so they are upgraded in place at open; a
+/// version-4 directory has its `disc` keys converted first
+/// ([`crate::disc::upgrade_v4`], resumable), then `FORMAT` says 7. An older
 /// binary then refuses the directory with a `FormatVersion` error (it
-/// cannot read version-2 values).
-pub const FORMAT_VERSION: u32 = 6;
+/// would not see the segment keyspaces).
+pub const FORMAT_VERSION: u32 = 7;
 const MAGIC: &[u8; 4] = b"MGZF";
 
 /// Tuning of the embedded store.
@@ -80,13 +85,14 @@ pub struct StoreOptions {
     /// queue with rotation requests (reproduced here at 10M, and reported
     /// upstream as fjall-rs/fjall#323); more workers make that unlikely.
     pub worker_threads: u8,
-    /// Segment bits of the `disc` keyspace of a NEW store (0: 20, so
+    /// Segment bits of the `disc` keyspaces of a NEW store (0: 20, so
     /// 1,048,576 discovered URLs per segment; see `disc`). An existing store
     /// keeps the value it was made with (meta "dseg"). Small values only
     /// make tests cross segments often.
     pub segment_bits: u8,
-    /// Target size of the tables compaction writes for `disc`; 0 (the
-    /// default) keeps fjall's, 64 MiB. Fixed when the keyspace is created.
+    /// Target size of the tables compaction writes for `disc` segments; 0
+    /// (the default) keeps fjall's, 64 MiB. Fixed when a segment's keyspace
+    /// is made.
     ///
     /// Measured at 10M URLs and not made the default: 16 MiB tables wrote
     /// 13 % fewer bytes in the put phase (3.85 against 4.44 GB; a level-0
@@ -131,12 +137,11 @@ pub struct Store {
     pub urls: Keyspace,
     /// Pending URLs put with a schedule, in serve order.
     pub sched: Keyspace,
-    /// Discovered pending URLs, by segment (see `disc`).
-    pub disc: Keyspace,
+    /// Discovered pending URLs: a keyspace per segment (see `disc`,
+    /// `segments`).
+    pub segs: crate::segments::Segments,
     /// Segment bits of `disc` (fixed when the store is made).
     pub seg_bits: u8,
-    /// Highest `disc` segment that may hold entries.
-    pub(crate) disc_top: AtomicU32,
     /// Whether recovery cut a journal short at this open: batches may be
     /// half there (see `repair`).
     pub(crate) journal_cut: bool,
@@ -148,7 +153,7 @@ impl Store {
     /// Opens or creates the state in `dir`.
     pub fn open(dir: &Path, opts: StoreOptions) -> Result<Store> {
         std::fs::create_dir_all(dir).map_err(|e| FrontierError::io(dir, e))?;
-        let upgrade_disc = check_format_file(dir)?;
+        let upgrade = check_format_file(dir)?;
         let path = dir.join("store");
         // A new store is built off-disk and moved in (see `fresh`); it has
         // no torn tail to look for.
@@ -163,27 +168,37 @@ impl Store {
         let db = builder(&path, opts).open().map_err(|e| at(dir, e))?;
         let journal_cut = tails.warn_if_truncated() > 0;
         let ks = |name: &str| keyspace(&db, name, opts).map_err(|e| at(dir, e));
-        let (meta, disc) = (ks("meta")?, ks("disc")?);
+        let meta = ks("meta")?;
         let seg_bits = segment_bits(&meta, opts)?;
-        if upgrade_disc {
-            let moved = crate::disc::upgrade_v4(&db, &disc, seg_bits)?;
+        let segs = crate::segments::Segments::open(&db, opts)?;
+        // Whatever FORMAT says: a `disc` keyspace left by a cut-short
+        // upgrade is emptied too.
+        if db.keyspace_exists(LEGACY_DISC) {
+            let disc = ks(LEGACY_DISC)?;
+            if upgrade == Some(4) {
+                let converted = crate::disc::upgrade_v4(&db, &disc, seg_bits)?;
+                tracing::info!(entries = converted, "format-4 disc keys converted");
+            }
+            let moved = crate::disc::move_to_segments(&db, &disc, &segs)?;
+            db.persist(fjall::PersistMode::SyncAll)?;
+            db.delete_keyspace(disc).map_err(|e| at(dir, e))?;
+            tracing::info!(
+                entries = moved,
+                "disc entries moved into one keyspace per segment"
+            );
+        }
+        if let Some(found) = upgrade {
             db.persist(fjall::PersistMode::SyncAll)?;
             write_format_file(&dir.join("FORMAT"))?;
-            tracing::info!(entries = moved, "state upgraded from format 4");
+            tracing::info!(from = found, to = FORMAT_VERSION, "state format upgraded");
         }
-        let top = if journal_cut {
-            last_segment(&disc)?
-        } else {
-            segment_of_next_seq(&meta, seg_bits)?
-        };
         Ok(Store {
             meta,
             queues: ks("queues")?,
             urls: ks("urls")?,
             sched: ks("sched")?,
-            disc,
+            segs,
             seg_bits,
-            disc_top: AtomicU32::new(top),
             journal_cut,
             db,
             dir: dir.to_path_buf(),
@@ -194,13 +209,10 @@ impl Store {
     /// journal to replay (at close: replaying up to `max_journaling_size`
     /// was most of a restart).
     pub fn flush_memtables(&self) -> Result<()> {
-        for ks in [
-            &self.meta,
-            &self.queues,
-            &self.urls,
-            &self.sched,
-            &self.disc,
-        ] {
+        for ks in [&self.meta, &self.queues, &self.urls, &self.sched] {
+            ks.rotate_memtable_and_wait()?;
+        }
+        for (_, ks) in self.segs.all() {
             ks.rotate_memtable_and_wait()?;
         }
         Ok(())
@@ -247,13 +259,20 @@ fn l0_threshold(n: u8) -> u8 {
     n.clamp(2, MAX_L0_THRESHOLD)
 }
 
+/// Opens keyspace `name` (a `disc` segment's too), creating it with the
+/// store's options.
+pub(crate) fn open_keyspace(db: &Database, name: &str, opts: StoreOptions) -> Result<Keyspace> {
+    keyspace(db, name, opts).map_err(FrontierError::from)
+}
+
 /// Opens keyspace `name`, creating it with the store's options.
 fn keyspace(db: &Database, name: &str, opts: StoreOptions) -> fjall::Result<Keyspace> {
     let mem = opts.memtable_bytes.max(1 << 20);
     let leveled =
         fjall::compaction::Leveled::default().with_l0_threshold(l0_threshold(opts.l0_threshold));
-    let leveled = match (name, opts.disc_table_bytes) {
-        ("disc", n) if n > 0 => leveled.with_table_target_size(n.max(1 << 20)),
+    let disc = name == LEGACY_DISC || crate::segments::segment_of_name(name).is_some();
+    let leveled = match opts.disc_table_bytes {
+        n if n > 0 && disc => leveled.with_table_target_size(n.max(1 << 20)),
         _ => leveled,
     };
     db.keyspace(name, || {
@@ -282,49 +301,28 @@ fn keyspace(db: &Database, name: &str, opts: StoreOptions) -> fjall::Result<Keys
             // compaction does not buffer 8 bytes per key for one (at 10M URLs, one run
             // each: put-phase CPU 108.6 s against 128.2 s; docs/BENCHMARKS.md,
             // "Session 10").
-            // `disc` likewise (see `disc`).
-            "sched" | "disc" => o.filter_policy(fjall::config::FilterPolicy::disabled()),
+            // `disc` segments likewise (see `disc`).
+            _ if name == "sched" || disc => {
+                o.filter_policy(fjall::config::FilterPolicy::disabled())
+            }
             _ => o,
         }
     })
 }
 
-/// Creates a store with its five keyspaces at `path` and closes it.
+/// Name of the single `disc` keyspace of formats 4 to 6 (see
+/// [`FORMAT_VERSION`]).
+const LEGACY_DISC: &str = "disc";
+
+/// Creates a store with its four keyspaces at `path` and closes it (the
+/// `disc` segments' are made as the first URL of each arrives).
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn build_new(path: &Path, opts: StoreOptions) -> fjall::Result<()> {
     let db = builder(path, opts).open()?;
-    for name in ["meta", "queues", "urls", "sched", "disc"] {
+    for name in ["meta", "queues", "urls", "sched"] {
         keyspace(&db, name, opts)?;
     }
     db.persist(fjall::PersistMode::SyncAll)
-}
-
-/// The highest segment of any `disc` entry: the first 2 bytes of the last
-/// live key. fjall finds it by walking back over the tombstones at the end
-/// of the keyspace, so this costs a scan of every completed URL not yet
-/// compacted away (5 s at 10M URLs): only used when the journal was cut.
-fn last_segment(disc: &Keyspace) -> Result<u32> {
-    Ok(match disc.last_key_value() {
-        Some(kv) => crate::disc::parse_disc_key(&kv.key()?)?.0,
-        None => 0,
-    })
-}
-
-/// A bound on the highest segment of any `disc` entry, from the sequence
-/// counter (meta "seq", the next seq to give): every entry was written with
-/// a lower seq in the same batch as a counter at least as high, so its
-/// segment is at most that of `seq - 1` (0 before the first URL). Unlike
-/// [`last_segment`] it reads one key. It may exceed the last segment still
-/// holding a live entry (URLs all completed, or seqs given to `sched`
-/// entries of `put_known` schedules), which only costs prefix seeks of empty
-/// segments in [`Store::for_each_pending`]: every reader needs "at most",
-/// not the exact top (see `disc`), and `get` already bounds each queue's
-/// scan by the segment of the next seq (`Table::insert_queue`).
-fn segment_of_next_seq(meta: &Keyspace, bits: u8) -> Result<u32> {
-    Ok(match stored_next_seq(meta)? {
-        0 => 0,
-        next => crate::disc::seg_of(next - 1, bits).min(crate::disc::MAX_SEG),
-    })
 }
 
 /// The sequence counter (meta "seq": the next seq to give, u64 LE); 0 in a
@@ -380,18 +378,17 @@ pub fn format_bytes(version: u32) -> [u8; 16] {
 }
 
 /// Creates `DIR/FORMAT` in a new directory, or checks the existing one;
-/// true when it says 4: the `disc` keys are to be converted (and the file
-/// rewritten after that).
-fn check_format_file(dir: &Path) -> Result<bool> {
+/// `Some(version)` when it names an older version this one upgrades (1 to
+/// 6): the file is rewritten once the store is (see [`FORMAT_VERSION`]).
+fn check_format_file(dir: &Path) -> Result<Option<u32>> {
     let path = dir.join("FORMAT");
     match std::fs::read(&path) {
         Ok(bytes) => match parse_format(&bytes) {
-            // Versions 1 to 3 and 5 open as they are; the file is rewritten to say so.
             Err(FrontierError::FormatVersion {
-                found: 1..=3 | 5, ..
-            }) => write_format_file(&path).map(|()| false),
-            Err(FrontierError::FormatVersion { found: 4, .. }) => Ok(true),
-            other => other.map(|()| false).map_err(|e| e.in_file(&path)),
+                found: found @ 1..=6,
+                ..
+            }) => Ok(Some(found)),
+            other => other.map(|()| None).map_err(|e| e.in_file(&path)),
         },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             if dir.join("store").exists() {
@@ -400,7 +397,7 @@ fn check_format_file(dir: &Path) -> Result<bool> {
                     "missing while a store exists",
                 ));
             }
-            write_format_file(&path).map(|()| false)
+            write_format_file(&path).map(|()| None)
         }
         Err(e) => Err(FrontierError::io(path, e)),
     }
@@ -523,8 +520,8 @@ mod tests {
         );
     }
 
-    /// A sequence counter of the wrong length is a typed error at open
-    /// (the open reads it to bound the top `disc` segment).
+    /// A sequence counter of the wrong length is a typed error when the
+    /// frontier's open reads it (`recover::load`), not a panic.
     #[test]
     fn malformed_sequence_counter_is_corrupt() {
         let d = tempfile::tempdir().unwrap();
@@ -536,8 +533,15 @@ mod tests {
             s.meta.insert(b"seq", [1u8, 2, 3]).unwrap();
             s.db.persist(fjall::PersistMode::SyncAll).unwrap();
         }
+        {
+            let s = Store::open(d.path(), StoreOptions::default()).unwrap();
+            assert!(matches!(
+                stored_next_seq(&s.meta),
+                Err(FrontierError::Corrupt { .. })
+            ));
+        }
         assert!(matches!(
-            Store::open(d.path(), StoreOptions::default()),
+            crate::Frontier::open(d.path(), crate::FrontierOptions::default()),
             Err(FrontierError::Corrupt { .. })
         ));
     }

@@ -177,6 +177,7 @@ fn version_2_and_3_directories_are_upgraded_in_place() {
 /// `stride`-th one only (the others stay as an interrupted upgrade left
 /// them), and marks the directory version 4. Returns the keys rewritten.
 fn make_version_4(dir: &std::path::Path, stride: usize) -> usize {
+    make_version_6(dir, 1);
     let db = fjall::Database::builder(dir.join("store")).open().unwrap();
     let disc = db
         .keyspace("disc", fjall::KeyspaceCreateOptions::default)
@@ -221,40 +222,128 @@ fn version_4_disc_keys_are_converted_at_open() {
     for stride in [1, 2] {
         let dir = tempfile::tempdir().unwrap();
         let clock = ManualClock::new(T0);
-        let f = open(dir.path(), &clock, "hash");
-        let s = T0 / 1000;
-        let urls: Vec<String> = (0..40)
-            .map(|i| format!("http://h{}.com/p{i}", i % 4))
-            .collect();
-        let refs: Vec<&str> = urls.iter().map(String::as_str).collect();
-        assert!(put(&f, &refs).iter().all(|o| *o == PutOutcome::New));
-        assert_eq!(known(&f, "http://h0.com/sched", s - 5), PutOutcome::New);
-        f.close().unwrap();
+        let urls = discovered_and_scheduled(dir.path(), &clock);
         let rewritten = make_version_4(dir.path(), stride);
         assert_eq!(rewritten, 40 / stride, "stride {stride}");
 
-        let f = open(dir.path(), &clock, "hash");
-        let format = std::fs::read(dir.path().join("FORMAT")).unwrap();
-        assert_eq!(format[4..8], mgz_frontier::FORMAT_VERSION.to_le_bytes());
-        assert_eq!(f.stats("", None).size, 41);
-        f.set_delay("", None, 0).unwrap();
-        let served = served(&f, 10, 100);
-        assert_eq!(served.len(), 41, "stride {stride}: {served:?}");
-        for h in 0..4 {
-            let host = format!("http://h{h}.com/");
-            let got: Vec<&String> = served.iter().filter(|u| u.starts_with(&host)).collect();
-            let mut want: Vec<String> = Vec::new();
-            if h == 0 {
-                want.push("http://h0.com/sched".into());
-            }
-            want.extend(urls.iter().filter(|u| u.starts_with(&host)).cloned());
-            let want: Vec<&String> = want.iter().collect();
-            assert_eq!(got, want, "stride {stride}, host {h}");
+        served_once_in_discovery_order(dir.path(), &clock, &urls, &format!("stride {stride}"));
+    }
+}
+
+/// Makes a closed state in `dir`: 40 URLs discovered over hosts h0-h3
+/// (returned), then `http://h0.com/sched` scheduled before them.
+fn discovered_and_scheduled(dir: &std::path::Path, clock: &ManualClock) -> Vec<String> {
+    let f = open(dir, clock, "hash");
+    let urls: Vec<String> = (0..40)
+        .map(|i| format!("http://h{}.com/p{i}", i % 4))
+        .collect();
+    let refs: Vec<&str> = urls.iter().map(String::as_str).collect();
+    assert!(put(&f, &refs).iter().all(|o| *o == PutOutcome::New));
+    let s = T0 / 1000;
+    assert_eq!(known(&f, "http://h0.com/sched", s - 5), PutOutcome::New);
+    f.close().unwrap();
+    urls
+}
+
+/// Opens the upgraded state in `dir` (40 discovered `urls` over hosts h0-h3
+/// plus `http://h0.com/sched` scheduled before them) and checks that it says
+/// the current version, has no `disc` keyspace left, and serves every URL
+/// once, each host in discovery order; then that it opens again the same.
+fn served_once_in_discovery_order(
+    dir: &std::path::Path,
+    clock: &ManualClock,
+    urls: &[String],
+    case: &str,
+) {
+    let f = open(dir, clock, "hash");
+    let format = std::fs::read(dir.join("FORMAT")).unwrap();
+    assert_eq!(format[4..8], mgz_frontier::FORMAT_VERSION.to_le_bytes());
+    assert_eq!(f.stats("", None).size, 41, "{case}");
+    f.set_delay("", None, 0).unwrap();
+    let served = served(&f, 10, 100);
+    assert_eq!(served.len(), 41, "{case}: {served:?}");
+    for h in 0..4 {
+        let host = format!("http://h{h}.com/");
+        let got: Vec<&String> = served.iter().filter(|u| u.starts_with(&host)).collect();
+        let mut want: Vec<String> = Vec::new();
+        if h == 0 {
+            want.push("http://h0.com/sched".into());
         }
-        drop(f);
-        // Opens again as version 5, with the same URLs.
-        let f = open(dir.path(), &clock, "hash");
-        assert_eq!(f.stats("", None).size, 41);
+        want.extend(urls.iter().filter(|u| u.starts_with(&host)).cloned());
+        let want: Vec<&String> = want.iter().collect();
+        assert_eq!(got, want, "{case}, host {h}");
+    }
+    f.close().unwrap();
+    {
+        let db = fjall::Database::builder(dir.join("store")).open().unwrap();
+        assert!(!db.keyspace_exists("disc"), "{case}: disc removed");
+    }
+    // Opens again as the current version, with the same URLs.
+    let f = open(dir, clock, "hash");
+    assert_eq!(f.stats("", None).size, 41, "{case}");
+}
+
+/// Moves the entries of the closed state in `dir` from its segment
+/// keyspaces (`disc.N`, format 7) into one `disc` keyspace as format 6 kept
+/// them: every `stride`-th entry only (the others stay where an interrupted
+/// upgrade would have put them), removing the segment keyspaces left empty,
+/// and marks the directory version 6. Returns the entries moved.
+fn make_version_6(dir: &std::path::Path, stride: usize) -> usize {
+    let db = fjall::Database::builder(dir.join("store")).open().unwrap();
+    let disc = db
+        .keyspace("disc", fjall::KeyspaceCreateOptions::default)
+        .unwrap();
+    let mut names: Vec<String> = db
+        .list_keyspace_names()
+        .iter()
+        .filter(|n| n.starts_with("disc."))
+        .map(|n| n.to_string())
+        .collect();
+    names.sort();
+    let mut moved = 0;
+    let mut i = 0;
+    for name in names {
+        let seg = db
+            .keyspace(&name, fjall::KeyspaceCreateOptions::default)
+            .unwrap();
+        let mut kept = 0;
+        let mut batch = db.batch();
+        for kv in seg.iter() {
+            let (k, v) = kv.into_inner().unwrap();
+            assert_eq!(k.len(), 20, "format-5 disc key");
+            i += 1;
+            if i % stride != 0 {
+                kept += 1;
+                continue;
+            }
+            batch.insert(&disc, k.clone(), v);
+            batch.remove(&seg, k);
+            moved += 1;
+        }
+        batch.commit().unwrap();
+        if kept == 0 {
+            db.delete_keyspace(seg).unwrap();
+        }
+    }
+    db.persist(fjall::PersistMode::SyncAll).unwrap();
+    drop(disc);
+    drop(db);
+    write_format(dir, 6);
+    moved
+}
+
+/// Format 7 keeps each `disc` segment in its own keyspace; a format-6
+/// directory (one `disc` keyspace), or one whose upgrade was cut short
+/// (entries in both), is moved at open and nothing is lost.
+#[test]
+fn version_6_disc_is_moved_into_segment_keyspaces_at_open() {
+    for stride in [1, 3] {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = ManualClock::new(T0);
+        let urls = discovered_and_scheduled(dir.path(), &clock);
+        let moved = make_version_6(dir.path(), stride);
+        assert_eq!(moved, 40 / stride, "stride {stride}");
+        served_once_in_discovery_order(dir.path(), &clock, &urls, &format!("stride {stride}"));
     }
 }
 
@@ -361,6 +450,7 @@ fn body_v2_to_v1(b: &[u8], at: &mut usize, host: &str, out: &mut Vec<u8>) {
 /// version 1) and marks the directory version 5. Every URL is in queue
 /// `host`. Returns the values rewritten.
 fn make_version_5(dir: &std::path::Path, host: &str) -> usize {
+    make_version_6(dir, 1);
     let db = fjall::Database::builder(dir.join("store")).open().unwrap();
     let mut n = 0;
     for name in ["disc", "sched", "urls"] {
@@ -456,6 +546,6 @@ fn version_5_directories_with_version_1_values_are_read() {
         assert_eq!(f.count_urls(&UrlQuery::default()).unwrap(), 5);
         drop(f);
         let now = std::fs::read(dir.path().join("FORMAT")).unwrap();
-        assert_eq!(now[4..8], 6u32.to_le_bytes());
+        assert_eq!(now[4..8], mgz_frontier::FORMAT_VERSION.to_le_bytes());
     }
 }

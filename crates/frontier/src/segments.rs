@@ -1,0 +1,269 @@
+//! The `disc` segments (format 7): one fjall keyspace per segment, named
+//! `disc.<seg>` (`disc.1`, `disc.2`, ...), opened or made on first use.
+//!
+//! ```text
+//! Segments
+//! ├─ table: 256 × lazily made [256 × OnceLock<Seg>]     seg = hi·256 + lo, 1..=MAX_SEG
+//! │     Seg { ks: Keyspace "disc.<seg>", removals: AtomicU32 }
+//! ├─ top: AtomicU32        highest segment with a keyspace (0: none)
+//! └─ make: Mutex<()>       held while a keyspace is made
+//! ```
+//!
+//! Why a keyspace per segment. In one `disc` keyspace every table flushed
+//! while a segment fills spans that segment's whole key range (its keys go
+//! by queue, then seq), so each level-0 compaction merged with, and
+//! rewrote, the level-1 tables already holding the segment, and a table
+//! cut at fjall's 64 MiB target straddled two segments, so the next
+//! segment's compactions rewrote the previous one too. With a keyspace per
+//! segment a compaction only ever merges tables of one segment, and a
+//! filled segment is left alone until removals reach it. Measured at 10M
+//! URLs (docs/BENCHMARKS.md, "Session 17"): the put phase wrote 25 % fewer
+//! bytes and spent ~15 % less CPU.
+//!
+//! Removals. Completing or rescheduling a discovered URL writes a tombstone
+//! into its segment's keyspace. Each keyspace has its own memtable, so with
+//! removals spread over many segments their memtables would together hold
+//! far more than one keyspace's (up to fjall's 64 MiB journal bound; at 10M
+//! URLs the `get` phase's peak heap rose from 145 to 178 MB). A segment below
+//! the top therefore has its memtable sealed (and flushed by fjall's
+//! workers) every [`REMOVALS_PER_MEMTABLE`] removals; the top segment's
+//! memtable fills to `memtable_bytes` as before.
+//!
+//! Invariants: `table[seg]` is set only once its keyspace exists in the
+//! database (made or found at open), and then never changes; `top` is the
+//! highest such segment, so every `disc` entry's segment is at most `top`.
+//! Keyspaces are made under `make`, so two writers never race to make one.
+//!
+//! Cost: a lookup is two atomic loads and two indexed reads; memory is 4 KiB
+//! for the outer table plus 4 KiB per 256 segments in use, and fjall's
+//! per-keyspace state (a memtable, a version, its tables' pinned blocks).
+//! 2^36 URLs would take 65,535 keyspaces; at 10^8 URLs there are 96.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use fjall::{Database, Keyspace};
+
+use crate::disc::MAX_SEG;
+use crate::error::{FrontierError, Result};
+use crate::store::StoreOptions;
+
+/// Removals (tombstones) a segment below the top takes before its memtable
+/// is sealed: ~16K tombstones are ~1 MiB of memtable. At 10M URLs, 16,384
+/// kept the peak heap of `get` at 145 MB, where leaving it to fjall
+/// reached 178 MB (docs/BENCHMARKS.md, "Session 17").
+pub const REMOVALS_PER_MEMTABLE: u32 = 16_384;
+
+/// Prefix of a segment keyspace's name.
+const PREFIX: &str = "disc.";
+
+/// One segment: its keyspace and the removals since its memtable was sealed.
+struct Seg {
+    ks: Keyspace,
+    removals: AtomicU32,
+}
+
+/// The segment keyspaces of one database.
+pub struct Segments {
+    db: Database,
+    opts: StoreOptions,
+    table: [OnceLock<Box<[OnceLock<Seg>]>>; 256],
+    top: AtomicU32,
+    make: Mutex<()>,
+}
+
+/// The name of segment `seg`'s keyspace.
+pub fn keyspace_name(seg: u32) -> String {
+    format!("{PREFIX}{seg}")
+}
+
+/// The segment a keyspace name stands for, if it is one.
+pub fn segment_of_name(name: &str) -> Option<u32> {
+    let digits = name.strip_prefix(PREFIX)?;
+    if digits.starts_with('0') || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let seg: u32 = digits.parse().ok()?;
+    (1..=MAX_SEG).contains(&seg).then_some(seg)
+}
+
+impl Segments {
+    /// The segments of `db` that exist already (every keyspace named
+    /// `disc.<seg>`), opened with `opts` for the ones made later.
+    pub fn open(db: &Database, opts: StoreOptions) -> Result<Segments> {
+        let segs = Segments {
+            db: db.clone(),
+            opts,
+            table: std::array::from_fn(|_| OnceLock::new()),
+            top: AtomicU32::new(0),
+            make: Mutex::new(()),
+        };
+        for name in db.list_keyspace_names() {
+            if let Some(seg) = segment_of_name(&name) {
+                segs.ensure(seg)?;
+            }
+        }
+        Ok(segs)
+    }
+
+    fn slot(&self, seg: u32) -> Option<&OnceLock<Seg>> {
+        let (hi, lo) = ((seg >> 8) as usize, (seg & 0xff) as usize);
+        self.table.get(hi)?.get()?.get(lo)
+    }
+
+    fn seg(&self, seg: u32) -> Option<&Seg> {
+        self.slot(seg)?.get()
+    }
+
+    /// Segment `seg`'s keyspace, if it exists.
+    pub fn get(&self, seg: u32) -> Option<&Keyspace> {
+        self.seg(seg).map(|s| &s.ks)
+    }
+
+    /// Segment `seg`'s keyspace, made if it does not exist yet.
+    pub fn ensure(&self, seg: u32) -> Result<&Keyspace> {
+        if let Some(ks) = self.get(seg) {
+            return Ok(ks);
+        }
+        if !(1..=MAX_SEG).contains(&seg) {
+            return Err(FrontierError::corrupt(
+                "disc segment",
+                format!("{seg} is outside 1..={MAX_SEG}"),
+            ));
+        }
+        let _made = self.make.lock().unwrap_or_else(|p| p.into_inner());
+        let (hi, lo) = ((seg >> 8) as usize, (seg & 0xff) as usize);
+        let inner = self.table[hi].get_or_init(|| (0..256).map(|_| OnceLock::new()).collect());
+        if inner[lo].get().is_none() {
+            let ks = crate::store::open_keyspace(&self.db, &keyspace_name(seg), self.opts)?;
+            let _ = inner[lo].set(Seg {
+                ks,
+                removals: AtomicU32::new(0),
+            });
+            self.top.fetch_max(seg, Ordering::Release);
+        }
+        inner[lo]
+            .get()
+            .map(|s| &s.ks)
+            .ok_or_else(|| FrontierError::corrupt("disc segment", "keyspace not recorded"))
+    }
+
+    /// Makes every segment from that of `first` through that of `last`
+    /// (seqs), so the writes of a batch find their keyspaces.
+    pub fn ensure_range(&self, first: u32, last: u32) -> Result<()> {
+        for seg in first.max(1)..=last.min(MAX_SEG) {
+            self.ensure(seg)?;
+        }
+        Ok(())
+    }
+
+    /// Highest segment with a keyspace (0: none).
+    pub fn top(&self) -> u32 {
+        self.top.load(Ordering::Acquire)
+    }
+
+    /// The segments' keyspaces, lowest segment first.
+    pub fn all(&self) -> impl Iterator<Item = (u32, &Keyspace)> {
+        (1..=self.top().min(MAX_SEG)).filter_map(|s| Some((s, self.get(s)?)))
+    }
+
+    /// Counts one removal from segment `seg`; below the top, every
+    /// [`REMOVALS_PER_MEMTABLE`]-th seals its memtable (see the module doc).
+    /// A failed seal is only logged: fjall seals it once it is full anyway.
+    pub fn note_removal(&self, seg: u32) {
+        if seg >= self.top() {
+            return;
+        }
+        let Some(s) = self.seg(seg) else {
+            return;
+        };
+        if s.removals.fetch_add(1, Ordering::Relaxed) + 1 < REMOVALS_PER_MEMTABLE {
+            return;
+        }
+        s.removals.store(0, Ordering::Relaxed);
+        // fjall 3.1 marks `rotate_memtable` as hidden API; it is the public
+        // way to seal one keyspace's memtable without waiting for its flush.
+        if let Err(e) = s.ks.rotate_memtable() {
+            tracing::warn!(segment = seg, error = %e, "sealing a segment's memtable failed");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_others_are_not_segments() {
+        for seg in [1, 2, 255, 256, 65_535] {
+            assert_eq!(segment_of_name(&keyspace_name(seg)), Some(seg));
+        }
+        for name in [
+            "disc",
+            "disc.",
+            "disc.0",
+            "disc.01",
+            "disc.65536",
+            "disc.-1",
+            "disc.1a",
+            "disc.+1",
+            "sched",
+            "urls",
+            "xdisc.1",
+        ] {
+            assert_eq!(segment_of_name(name), None, "{name}");
+        }
+    }
+
+    #[test]
+    fn segments_are_made_once_found_again_and_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = StoreOptions::default();
+        {
+            let db = Database::builder(dir.path()).open().unwrap();
+            let segs = Segments::open(&db, opts).unwrap();
+            assert_eq!((segs.top(), segs.get(1).is_none()), (0, true));
+            segs.ensure_range(2, 3).unwrap();
+            segs.ensure(300).unwrap();
+            let a = segs.ensure(3).unwrap().clone();
+            a.insert("k", "v").unwrap();
+            assert_eq!(segs.get(3).unwrap().get("k").unwrap().unwrap(), "v");
+            assert_eq!(segs.top(), 300);
+            let have: Vec<u32> = segs.all().map(|(s, _)| s).collect();
+            assert_eq!(have, vec![2, 3, 300]);
+            assert!(segs.ensure(0).is_err());
+            assert!(segs.ensure(MAX_SEG + 1).is_err());
+            db.persist(fjall::PersistMode::SyncAll).unwrap();
+        }
+        let db = Database::builder(dir.path()).open().unwrap();
+        let segs = Segments::open(&db, opts).unwrap();
+        let have: Vec<u32> = segs.all().map(|(s, _)| s).collect();
+        assert_eq!((have, segs.top()), (vec![2, 3, 300], 300));
+        assert_eq!(segs.get(3).unwrap().get("k").unwrap().unwrap(), "v");
+    }
+
+    #[test]
+    fn removals_below_the_top_seal_the_memtable_every_budget() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::builder(dir.path()).open().unwrap();
+        let segs = Segments::open(&db, StoreOptions::default()).unwrap();
+        segs.ensure_range(1, 2).unwrap();
+        for seg in [1, 2] {
+            segs.get(seg).unwrap().insert("k", "v").unwrap();
+        }
+        let sealed = |seg| {
+            let ks = segs.get(seg).unwrap();
+            ks.sealed_memtable_count() + ks.table_count()
+        };
+        for _ in 0..REMOVALS_PER_MEMTABLE - 1 {
+            segs.note_removal(1);
+            segs.note_removal(2);
+        }
+        assert_eq!((sealed(1), sealed(2)), (0, 0));
+        segs.note_removal(1);
+        segs.note_removal(2);
+        // Segment 1 is below the top: sealed (then flushed); the top is not.
+        assert!(sealed(1) >= 1, "segment 1 sealed");
+        assert_eq!(sealed(2), 0, "the top segment is left to fjall");
+    }
+}
