@@ -10,6 +10,8 @@ WORK=$(mktemp -d -p "$ROOT/target/scratch")
 trap 'rm -rf "$WORK"' EXIT
 PORT=$((20000 + RANDOM % 20000))
 python3 "$ROOT/crates/service/benches/gen_urls.py" "$N" "$HOSTS" > "$WORK/urls.txt"
+# The file (~0.7 GB at 10M) reaches the disk now, not while the server's journal is fsynced.
+sync
 echo "load: $(uptime)"
 
 start_server() { # $1 = state dir, $2 = time log [, $3 = server binary instead of mgz serve]
