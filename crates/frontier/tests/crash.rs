@@ -8,10 +8,22 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use mgz_frontier::{Frontier, FrontierOptions, GetParams, KnownItem, UrlItem};
+use mgz_frontier::{Frontier, FrontierOptions, GetParams, KnownItem, StoreOptions, UrlItem};
 use rand::Rng;
 
 const ROUNDS: usize = 20;
+
+/// Options of child and parent: `disc` segments of 32 URLs, so the kills
+/// also land while a segment's keyspace is being made and first written.
+fn opts() -> FrontierOptions {
+    FrontierOptions {
+        store: StoreOptions {
+            segment_bits: 5,
+            ..StoreOptions::default()
+        },
+        ..FrontierOptions::default()
+    }
+}
 
 /// The child: writes until killed. Run only by `sigkill_at_random_moments`.
 #[test]
@@ -19,7 +31,7 @@ const ROUNDS: usize = 20;
 fn crash_child() {
     let dir = std::env::var("MGZ_CRASH_DIR").expect("run by the crash test");
     let round = std::env::var("MGZ_CRASH_ROUND").unwrap();
-    let f = Frontier::open(&dir, FrontierOptions::default()).unwrap();
+    let f = Frontier::open(&dir, opts()).unwrap();
     let mut out = std::io::stdout().lock();
     writeln!(out, "READY").unwrap();
     out.flush().unwrap();
@@ -104,7 +116,7 @@ fn sigkill_at_random_moments() {
         acked.len() > 100 && completed > 50,
         "the children acknowledged too little"
     );
-    let f = Frontier::open(dir.path(), FrontierOptions::default()).unwrap();
+    let f = Frontier::open(dir.path(), opts()).unwrap();
     for (url, completed) in &acked {
         let rec = f
             .url_status("", url, None)
