@@ -18,7 +18,7 @@
 //! segment a compaction only ever merges tables of one segment, and a
 //! filled segment is left alone until removals reach it. Measured at 10M
 //! URLs (docs/BENCHMARKS.md, "Session 17"): the put phase wrote 25 % fewer
-//! bytes and spent ~15 % less CPU.
+//! bytes and spent 15-30 % less CPU (put-only and full runs).
 //!
 //! Removals. Completing or rescheduling a discovered URL writes a tombstone
 //! into its segment's keyspace. Each keyspace has its own memtable, so with
@@ -34,8 +34,8 @@
 //! highest such segment, so every `disc` entry's segment is at most `top`.
 //! Keyspaces are made under `make`, so two writers never race to make one.
 //!
-//! Cost: a lookup is two atomic loads and two indexed reads; memory is 4 KiB
-//! for the outer table plus 4 KiB per 256 segments in use, and fjall's
+//! Cost: a lookup is two atomic loads and two indexed reads; memory is a few
+//! KiB for the outer table and for each 256 segments in use, and fjall's
 //! per-keyspace state (a memtable, a version, its tables' pinned blocks).
 //! 2^36 URLs would take 65,535 keyspaces; at 10^8 URLs there are 96.
 
