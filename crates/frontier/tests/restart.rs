@@ -328,9 +328,9 @@ fn complete(f: &Frontier, urls: &[String]) {
     f.put_known(&done).unwrap();
 }
 
-/// The open takes the highest `disc` segment from the sequence counter, not
-/// from the last live key (which fjall finds by walking back over every
-/// completed URL's tombstone). URLs left pending in the first and in the
+/// The open takes the highest `disc` segment from the segment keyspaces
+/// present (format 7), not from the last live key (which fjall finds by
+/// walking back over every completed URL's tombstone). URLs left pending in the first and in the
 /// highest of the 8 segments, and URLs put after the reopen, are all served
 /// again after it; completed ones never are.
 #[test]

@@ -8,13 +8,21 @@
 use std::sync::Arc;
 
 use mgz_frontier::{
-    Durability, Frontier, FrontierOptions, KnownItem, ManualClock, PutOutcome, StoreOptions,
-    UrlItem, UrlQuery, seen_factory,
+    Durability, Frontier, FrontierError, FrontierOptions, KnownItem, ManualClock, PutOutcome,
+    StoreOptions, UrlItem, UrlQuery, seen_factory,
 };
 
 const T0: u64 = 1_700_000_000_000;
 
 fn open(dir: &std::path::Path, clock: &ManualClock, backend: &str) -> Frontier {
+    try_open(dir, clock, backend).unwrap()
+}
+
+fn try_open(
+    dir: &std::path::Path,
+    clock: &ManualClock,
+    backend: &str,
+) -> Result<Frontier, FrontierError> {
     let opts = FrontierOptions {
         clock: Arc::new(clock.clone()),
         durability: Durability::OsBuffer,
@@ -26,7 +34,7 @@ fn open(dir: &std::path::Path, clock: &ManualClock, backend: &str) -> Frontier {
         },
         ..FrontierOptions::default()
     };
-    Frontier::open(dir, opts).unwrap()
+    Frontier::open(dir, opts)
 }
 
 fn put(f: &Frontier, urls: &[&str]) -> Vec<PutOutcome> {
@@ -330,6 +338,36 @@ fn make_version_6(dir: &std::path::Path, stride: usize) -> usize {
     drop(db);
     write_format(dir, 6);
     moved
+}
+
+/// A format-6 `disc` keyspace holding a key that is not a format-5 one (a
+/// wrong length, or segment 0) is a `Corrupt` error at open, not a panic,
+/// and the directory stays a format-6 one.
+#[test]
+fn malformed_version_6_disc_keys_are_corrupt_at_open() {
+    for bad in [&b"short"[..], &[0u8; 20][..]] {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = ManualClock::new(T0);
+        discovered_and_scheduled(dir.path(), &clock);
+        make_version_6(dir.path(), 1);
+        {
+            let db = fjall::Database::builder(dir.path().join("store"))
+                .open()
+                .unwrap();
+            let disc = db
+                .keyspace("disc", fjall::KeyspaceCreateOptions::default)
+                .unwrap();
+            disc.insert(bad, b"x").unwrap();
+            db.persist(fjall::PersistMode::SyncAll).unwrap();
+        }
+        match try_open(dir.path(), &clock, "hash") {
+            Err(FrontierError::Corrupt { .. }) => {}
+            Err(other) => panic!("{bad:?}: expected Corrupt, got {other}"),
+            Ok(_) => panic!("{bad:?}: opened"),
+        }
+        let format = std::fs::read(dir.path().join("FORMAT")).unwrap();
+        assert_eq!(format[4..8], 6u32.to_le_bytes(), "{bad:?}");
+    }
 }
 
 /// Format 7 keeps each `disc` segment in its own keyspace; a format-6
