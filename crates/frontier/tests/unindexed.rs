@@ -340,6 +340,16 @@ fn make_version_6(dir: &std::path::Path, stride: usize) -> usize {
     moved
 }
 
+/// Writes one raw entry into keyspace `name` of the closed state in `dir`.
+fn insert_raw(dir: &std::path::Path, name: &str, key: &[u8], value: &[u8]) {
+    let db = fjall::Database::builder(dir.join("store")).open().unwrap();
+    let ks = db
+        .keyspace(name, fjall::KeyspaceCreateOptions::default)
+        .unwrap();
+    ks.insert(key, value).unwrap();
+    db.persist(fjall::PersistMode::SyncAll).unwrap();
+}
+
 /// A format-6 `disc` keyspace holding a key that is not a format-5 one (a
 /// wrong length, or segment 0) is a `Corrupt` error at open, not a panic,
 /// and the directory stays a format-6 one.
@@ -350,16 +360,7 @@ fn malformed_version_6_disc_keys_are_corrupt_at_open() {
         let clock = ManualClock::new(T0);
         discovered_and_scheduled(dir.path(), &clock);
         make_version_6(dir.path(), 1);
-        {
-            let db = fjall::Database::builder(dir.path().join("store"))
-                .open()
-                .unwrap();
-            let disc = db
-                .keyspace("disc", fjall::KeyspaceCreateOptions::default)
-                .unwrap();
-            disc.insert(bad, b"x").unwrap();
-            db.persist(fjall::PersistMode::SyncAll).unwrap();
-        }
+        insert_raw(dir.path(), "disc", bad, b"x");
         match try_open(dir.path(), &clock, "hash") {
             Err(FrontierError::Corrupt { .. }) => {}
             Err(other) => panic!("{bad:?}: expected Corrupt, got {other}"),
@@ -396,17 +397,12 @@ fn urls_past_the_disc_key_range_go_to_sched() {
     let f = open(dir.path(), &clock, "hash");
     assert_eq!(put(&f, &["http://a.com/first"]), [PutOutcome::New]);
     f.close().unwrap();
-    {
-        let db = fjall::Database::builder(dir.path().join("store"))
-            .open()
-            .unwrap();
-        let meta = db
-            .keyspace("meta", fjall::KeyspaceCreateOptions::default)
-            .unwrap();
-        meta.insert(b"seq", (2 * 65_535u64 - 3).to_le_bytes())
-            .unwrap();
-        db.persist(fjall::PersistMode::SyncAll).unwrap();
-    }
+    insert_raw(
+        dir.path(),
+        "meta",
+        b"seq",
+        &(2 * 65_535u64 - 3).to_le_bytes(),
+    );
     let f = open(dir.path(), &clock, "hash");
     let urls: Vec<String> = (0..8).map(|i| format!("http://a.com/p{i}")).collect();
     let refs: Vec<&str> = urls.iter().map(String::as_str).collect();
