@@ -71,6 +71,13 @@ pub trait SeenSet: Send {
     /// [`SeenSet::heap_bytes`] are what they would be without it. Answers
     /// never depend on it. The default has nothing to wait for.
     fn settle(&mut self) {}
+    /// This set as a [`fingerprint::FingerprintSet`], if it is one: a
+    /// [`parted::Parted`] set of them looks a batch up in all its parts
+    /// together (`fingerprint::staged`). `None` for every other backend.
+    #[doc(hidden)]
+    fn as_fingerprint_mut(&mut self) -> Option<&mut fingerprint::FingerprintSet> {
+        None
+    }
     /// Serialises the whole set so [`restore`] can rebuild it without the
     /// keys (the frontier reloads its seen index this way). `None` when the
     /// backend has no snapshot form: callers rebuild it from the keys instead.

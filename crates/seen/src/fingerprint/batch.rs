@@ -104,22 +104,34 @@ impl FingerprintSet {
             }
             g.contains_many(&fps[..n], &mut known[..n]);
         }
-        // `fps` holds the last generation's fingerprints now. A key is new
-        // when the set lacks it and no new key before it in the batch had
-        // its fingerprint (equal keys have equal fingerprints).
+        self.add_small(&hashes[..n], &known[..n], out);
+    }
+
+    /// Whether [`FingerprintSet::insert_small`] takes a batch of `n` keys.
+    pub(super) fn takes_small(&self, n: usize) -> bool {
+        let last = self.gens.len() - 1;
+        n <= SMALL && (self.saturated || self.gens[last].room() >= n)
+    }
+
+    /// The second half of a small batch (see [`FingerprintSet::takes_small`]):
+    /// `known[i]` says whether the key of `hashes[i]` is in the set. A key is
+    /// new when the set lacks it and no new key before it in the batch had
+    /// its fingerprint (equal keys have equal fingerprints).
+    pub(super) fn add_small(&mut self, hashes: &[u64], known: &[bool], out: &mut Vec<bool>) {
+        let gen_ = self.gens.last_mut().expect("a set always has a generation");
         let mut fresh = [0u64; SMALL];
         let mut added = 0;
         out.clear();
-        for i in 0..n {
-            let new = !known[i] && !fresh[..added].contains(&fps[i]);
+        for (&h, &was) in hashes.iter().zip(known) {
+            let fp = gen_.fingerprint(h);
+            let new = !was && !fresh[..added].contains(&fp);
             if new {
-                fresh[added] = fps[i];
+                fresh[added] = fp;
                 added += 1;
             }
             out.push(new);
         }
         self.len += added;
-        let gen_ = self.gens.last_mut().expect("a set always has a generation");
         gen_.push_batch(&mut fresh[..added]);
     }
 

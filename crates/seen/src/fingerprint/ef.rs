@@ -24,6 +24,7 @@
 
 mod hw;
 mod merge;
+pub(crate) mod probes;
 
 use super::samples::{DENSE_MAX, ZeroSamples};
 

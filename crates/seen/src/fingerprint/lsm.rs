@@ -116,6 +116,11 @@ impl Generation {
         }
     }
 
+    /// Whether `fp` is in the buffer (not yet in a run).
+    pub(crate) fn buffer_contains(&self, fp: u64) -> bool {
+        self.buffer.contains(fp)
+    }
+
     /// Adds `fp`, which the caller checked is absent.
     pub(crate) fn push_new(&mut self, fp: u64) {
         self.buffer.insert(fp, self.buffer_cap);

@@ -48,7 +48,9 @@
 //! inside a batch skip the runs, see `batch`) and checks the batch against the runs in stages so
 //! the big runs' cache misses overlap (`EliasFano::contains_many`), then
 //! hands the batch's new fingerprints to the generation together: at most
-//! one merge per batch (`Generation::push_batch`).
+//! one merge per batch (`Generation::push_batch`). A `Parted` set of these
+//! (the frontier's) looks a batch up in all its parts at once (`staged`):
+//! each part gets only a few keys of a batch, too few to overlap misses.
 
 mod batch;
 mod buffer;
@@ -56,6 +58,7 @@ mod ef;
 mod lsm;
 mod samples;
 mod snapshot;
+pub(crate) mod staged;
 
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -220,6 +223,10 @@ impl SeenSet for FingerprintSet {
     fn contains(&self, key: &[u8]) -> bool {
         let hash = xxh3_64(key);
         self.gens.iter().any(|g| g.contains(g.fingerprint(hash)))
+    }
+
+    fn as_fingerprint_mut(&mut self) -> Option<&mut FingerprintSet> {
+        Some(self)
     }
 
     fn len(&self) -> usize {

@@ -77,6 +77,20 @@ impl ZeroSamples {
         (start, k & ((1 << self.shift) - 1))
     }
 
+    /// Prefetches what [`ZeroSamples::locate`] reads for zero number `k`.
+    #[inline]
+    pub(crate) fn prefetch(&self, k: u64) {
+        let j = (k >> self.shift) as usize;
+        match &self.pos {
+            Positions::Narrow { base, off } => {
+                super::ef::probes::prefetch(base, j / SUPER);
+                super::ef::probes::prefetch(off, j);
+            }
+            Positions::Wide(pos) => super::ef::probes::prefetch(pos, j),
+            Positions::Empty => {}
+        }
+    }
+
     pub(crate) fn heap_bytes(&self) -> usize {
         match &self.pos {
             Positions::Narrow { base, off } => base.capacity() * 4 + off.capacity() * 2,
