@@ -407,6 +407,7 @@ impl Iterator for DiscScan<'_> {
                 self.seg = self.seg.checked_add(1)?;
                 continue;
             };
+            self.store.segs.note_read(self.seg);
             let from = disc_key(self.seg, self.qid, self.from, 0);
             let to = disc_key(self.seg, self.qid, SEQ_LIMIT - 1, u64::MAX);
             self.iter = Some(ks.range(from..=to));

@@ -39,6 +39,7 @@ mod recover;
 mod repair;
 mod seenidx;
 mod seenlog;
+mod segcompact;
 mod segments;
 mod slim;
 mod snapshot;

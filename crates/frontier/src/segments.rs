@@ -6,7 +6,8 @@
 //! ├─ table: 256 × lazily made [256 × OnceLock<Seg>]     seg = hi·256 + lo, 1..=MAX_SEG
 //! │     Seg { ks: Keyspace "disc.<seg>", removals: AtomicU32 }
 //! ├─ top: AtomicU32        highest segment with a keyspace (0: none)
-//! └─ make: Mutex<()>       held while a keyspace is made
+//! ├─ make: Mutex<()>       held while a keyspace is made
+//! └─ compactor             merges a segment's tables on its first read below the top
 //! ```
 //!
 //! Why a keyspace per segment. In one `disc` keyspace every table flushed
@@ -29,6 +30,11 @@
 //! workers) every [`REMOVALS_PER_MEMTABLE`] removals; the top segment's
 //! memtable fills to `memtable_bytes` as before.
 //!
+//! Reads. The first time a queue's URLs are read from a segment below the
+//! top (`Store::disc_scan`), the segment is handed to `segcompact`, which
+//! merges its ~16 level-0 tables into one run in the background: a queue's
+//! read then seeks one table per segment instead of each of them.
+//!
 //! Invariants: `table[seg]` is set only once its keyspace exists in the
 //! database (made or found at open), and then never changes; `top` is the
 //! highest such segment, so every `disc` entry's segment is at most `top`.
@@ -39,7 +45,7 @@
 //! per-keyspace state (a memtable, a version, its tables' pinned blocks).
 //! 2^36 URLs would take 65,535 keyspaces; at 10^8 URLs there are 96.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use fjall::{Database, Keyspace};
@@ -61,6 +67,8 @@ const PREFIX: &str = "disc.";
 struct Seg {
     ks: Keyspace,
     removals: AtomicU32,
+    /// Handed to the compactor already (since this open).
+    merge_asked: AtomicBool,
 }
 
 /// The segment keyspaces of one database.
@@ -70,6 +78,7 @@ pub struct Segments {
     table: [OnceLock<Box<[OnceLock<Seg>]>>; 256],
     top: AtomicU32,
     make: Mutex<()>,
+    compactor: crate::segcompact::Compactor,
 }
 
 /// The name of segment `seg`'s keyspace.
@@ -97,6 +106,7 @@ impl Segments {
             table: std::array::from_fn(|_| OnceLock::new()),
             top: AtomicU32::new(0),
             make: Mutex::new(()),
+            compactor: crate::segcompact::Compactor::default(),
         };
         for name in db.list_keyspace_names() {
             if let Some(seg) = segment_of_name(&name) {
@@ -139,6 +149,7 @@ impl Segments {
             let _ = inner[lo].set(Seg {
                 ks,
                 removals: AtomicU32::new(0),
+                merge_asked: AtomicBool::new(false),
             });
             self.top.fetch_max(seg, Ordering::Release);
         }
@@ -165,6 +176,19 @@ impl Segments {
     /// The segments' keyspaces, lowest segment first.
     pub fn all(&self) -> impl Iterator<Item = (u32, &Keyspace)> {
         (1..=self.top().min(MAX_SEG)).filter_map(|s| Some((s, self.get(s)?)))
+    }
+
+    /// Notes a read of segment `seg`: the first below the top hands its
+    /// keyspace to the compactor (see the module doc).
+    pub fn note_read(&self, seg: u32) {
+        if seg >= self.top() {
+            return;
+        }
+        if let Some(s) = self.seg(seg)
+            && !s.merge_asked.swap(true, Ordering::Relaxed)
+        {
+            self.compactor.submit(s.ks.clone());
+        }
     }
 
     /// Counts one removal from segment `seg`; below the top, every
@@ -265,5 +289,34 @@ mod tests {
         // Segment 1 is below the top: sealed (then flushed); the top is not.
         assert!(sealed(1) >= 1, "segment 1 sealed");
         assert_eq!(sealed(2), 0, "the top segment is left to fjall");
+    }
+
+    /// A read below the top merges that segment's tables into one, once,
+    /// in the background; reads of the top do not; the compactor is done
+    /// when the segments are dropped; and the entries are all still there.
+    #[test]
+    fn the_first_read_below_the_top_merges_the_segment() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::builder(dir.path()).open().unwrap();
+        let segs = Segments::open(&db, StoreOptions::default()).unwrap();
+        segs.ensure_range(1, 2).unwrap();
+        for seg in [1, 2] {
+            let ks = segs.get(seg).unwrap();
+            for t in 0..4 {
+                for i in 0..50 {
+                    ks.insert(format!("k{i:03}-{t}"), "v").unwrap();
+                }
+                ks.rotate_memtable_and_wait().unwrap();
+            }
+            assert_eq!(ks.table_count(), 4);
+        }
+        let (one, two) = (segs.get(1).unwrap().clone(), segs.get(2).unwrap().clone());
+        segs.note_read(2);
+        segs.note_read(1);
+        segs.note_read(1);
+        drop(segs);
+        assert_eq!(one.table_count(), 1, "segment 1 merged");
+        assert_eq!(two.table_count(), 4, "the top is left to fjall");
+        assert_eq!(one.iter().count(), 200);
     }
 }
