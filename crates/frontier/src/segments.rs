@@ -4,7 +4,7 @@
 //! ```text
 //! Segments
 //! ├─ table: 256 × lazily made [256 × OnceLock<Seg>]     seg = hi·256 + lo, 1..=MAX_SEG
-//! │     Seg { ks: Keyspace "disc.<seg>", removals: AtomicU32 }
+//! │     Seg { ks: Keyspace "disc.<seg>", removals: AtomicU32, merge_asked: AtomicBool }
 //! ├─ top: AtomicU32        highest segment with a keyspace (0: none)
 //! ├─ make: Mutex<()>       held while a keyspace is made
 //! └─ compactor             merges a segment's tables on its first read below the top
