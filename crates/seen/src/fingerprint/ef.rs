@@ -354,8 +354,9 @@ impl EliasFano {
     /// Looks up many values at once: `found[i] |= contains(values[i])`.
     ///
     /// Staged so the cache misses of different values overlap: first every
-    /// select sample is loaded, then every first high word, then each scan
-    /// runs on cached words and its low-bits word is touched, then compared.
+    /// select sample is prefetched, then every first high word, then each
+    /// bucket start is selected and its low-bits word prefetched, then the
+    /// scans run (`probes`).
     /// Big runs cost ~3 misses a value; in one pass they are paid in parallel.
     /// Values already found are skipped. Runs small enough to stay in cache
     /// gain nothing from staging and take the plain loop.
@@ -375,37 +376,17 @@ impl EliasFano {
         self.contains_staged(values, found);
     }
 
-    /// The staged form of [`EliasFano::contains_many`], for any size.
+    /// The staged form of [`EliasFano::contains_many`], for any size: the
+    /// many-sequence staged lookup (`probes`) over this one.
     fn contains_staged(&self, values: &[u64], found: &mut [bool]) {
-        let buckets: Vec<Option<u64>> = values
-            .iter()
-            .zip(found.iter())
-            .map(|(&v, &f)| if f { None } else { self.bucket(v) })
+        let probes: Vec<probes::Probe<'_>> = (values.iter().enumerate())
+            .map(|(at, &value)| probes::Probe {
+                ef: self,
+                value,
+                at,
+            })
             .collect();
-        let samples: Vec<u64> = buckets
-            .iter()
-            .flatten()
-            .map(|&b| self.sample_of(b))
-            .collect();
-        let touched = samples
-            .iter()
-            .fold(0, |a, &s| a ^ self.high[(s / 64) as usize]);
-        std::hint::black_box(touched);
-        let starts: Vec<u64> = buckets
-            .iter()
-            .map(|b| b.map_or(0, |b| self.bucket_start(b)))
-            .collect();
-        let l = u64::from(self.low_bits);
-        let touched = buckets.iter().zip(&starts).fold(0, |a, (b, &p)| match b {
-            Some(b) if l > 0 => a ^ self.low.get(((p - b) * l / 64) as usize).unwrap_or(&0),
-            _ => a,
-        });
-        std::hint::black_box(touched);
-        for (i, b) in buckets.iter().enumerate() {
-            if let Some(b) = *b {
-                found[i] |= self.scan(starts[i], b, values[i]);
-            }
-        }
+        probes::contains_probes(&probes, found);
     }
 
     /// Whether `value` (in `bucket`, whose ones start at `pos`) is stored.
