@@ -52,14 +52,12 @@ pub struct Extracted {
     pub encoding: &'static str,
 }
 
+/// What [`meta_charset`] looks for, as a pattern (its test model).
+#[cfg(test)]
+const META_CHARSET: &str = r#"(?i-u)<meta[^>]{0,512}?charset[\t\n\x0c\r ]*=[\t\n\x0c\r ]*["']?[\t\n\x0c\r ]*([a-z0-9_:.\-]{1,40})"#;
+
 /// Picks the encoding: header charset, BOM, `<meta>` prescan, UTF-8.
 pub fn sniff_encoding(body: &[u8], content_type: Option<&str>) -> &'static Encoding {
-    static META: LazyLock<regex::bytes::Regex> = LazyLock::new(|| {
-        regex::bytes::Regex::new(
-            r#"(?i)<meta[^>]{0,512}?charset\s*=\s*["']?\s*([a-z0-9_:.\-]{1,40})"#,
-        )
-        .expect("static regex")
-    });
     let from_header = content_type
         .and_then(|ct| {
             ct.to_ascii_lowercase().split(';').find_map(|p| {
@@ -76,8 +74,8 @@ pub fn sniff_encoding(body: &[u8], content_type: Option<&str>) -> &'static Encod
         return enc;
     }
     let head = &body[..body.len().min(1024)];
-    META.captures(head)
-        .and_then(|c| Encoding::for_label(&c[1]))
+    meta_charset(head)
+        .and_then(Encoding::for_label)
         // A meta tag cannot honestly declare UTF-16: the bytes it sits in are ASCII.
         .map(|e| {
             if e == encoding_rs::UTF_16LE || e == encoding_rs::UTF_16BE {
@@ -87,6 +85,54 @@ pub fn sniff_encoding(body: &[u8], content_type: Option<&str>) -> &'static Encod
             }
         })
         .unwrap_or(encoding_rs::UTF_8)
+}
+
+/// The label of the first `charset=` inside a `<meta` tag of `head`, as
+/// the bytes pattern [`META_CHARSET`] finds it (the tests check it against
+/// that regex; ASCII case and ASCII whitespace, as in the WHATWG prescan). Found by searching the
+/// lowercased head for `charset` and looking back for its `<meta`: the
+/// regex ran a bounded backtracker over every page's first KiB (4 % of the
+/// page work's instructions).
+fn meta_charset(head: &[u8]) -> Option<&[u8]> {
+    let lower = head.to_ascii_lowercase();
+    let is_space = |b: u8| b.is_ascii_whitespace();
+    let mut best: Option<(usize, &[u8])> = None;
+    for at in memchr::memmem::find_iter(&lower, b"charset") {
+        // The leftmost `<meta` this `charset` can belong to: at most 512
+        // bytes before it, no `>` between.
+        let window = &lower[at.saturating_sub(512 + 5)..at];
+        let gt = memchr::memrchr(b'>', window).map_or(0, |g| g + 1);
+        let Some(m) = memchr::memmem::find(&window[gt..], b"<meta") else {
+            continue;
+        };
+        let meta = at - window.len() + gt + m;
+        if at - (meta + 5) > 512 || best.is_some_and(|(b, _)| b <= meta) {
+            continue;
+        }
+        let mut i = at + 7;
+        while i < lower.len() && is_space(lower[i]) {
+            i += 1;
+        }
+        if lower.get(i) != Some(&b'=') {
+            continue;
+        }
+        i += 1;
+        while i < lower.len() && is_space(lower[i]) {
+            i += 1;
+        }
+        if matches!(lower.get(i), Some(b'"' | b'\'')) {
+            i += 1;
+        }
+        while i < lower.len() && is_space(lower[i]) {
+            i += 1;
+        }
+        let label = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b':' | b'.' | b'-');
+        let n = lower[i..].iter().take(40).take_while(|b| label(b)).count();
+        if n > 0 {
+            best = Some((meta, &head[i..i + n]));
+        }
+    }
+    best.map(|(_, l)| l)
 }
 
 /// Parses robots directives (`noindex`, `nofollow`, `none`) from a meta
@@ -126,21 +172,77 @@ fn not_space_ascii(b: u8) -> bool {
     !matches!(b, b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ')
 }
 
+/// Whether the character starting at byte `i` of `s` is whitespace
+/// (`char::is_whitespace`).
+fn space_at(s: &str, i: usize) -> bool {
+    match s.as_bytes()[i] {
+        b if b.is_ascii() => !not_space_ascii(b),
+        _ => s[i..].chars().next().is_some_and(char::is_whitespace),
+    }
+}
+
+/// Byte length of the character starting at byte `i` of `s`.
+fn char_len(s: &str, i: usize) -> usize {
+    s[i..].chars().next().map_or(1, char::len_utf8)
+}
+
+/// The first whitespace character at or after byte `i` of `s` (or its end).
+fn word_end(s: &str, mut i: usize) -> usize {
+    let b = s.as_bytes();
+    loop {
+        // Printable ASCII other than the space: most of the text.
+        while i < b.len() && b[i] > b' ' && b[i] < 0x80 {
+            i += 1;
+        }
+        if i == b.len() || space_at(s, i) {
+            return i;
+        }
+        i += char_len(s, i);
+    }
+}
+
 /// Appends the words of `src` (entities decoded, whitespace collapsed to
-/// one space) to `dst` while they fit in `cap` bytes.
+/// one space) to `dst` while they fit in `cap` bytes: a word is added if
+/// `dst`, the word and one separator fit.
+///
+/// Text is mostly words already joined by single spaces, so it is copied
+/// a span at a time (words joined by single ASCII spaces); a span that may
+/// not fit whole is added word by word under the rule above.
 fn push_capped(dst: &mut String, src: &str, cap: usize) {
     if dst.len() + 2 > cap {
         return; // full: not even a one-byte word fits
     }
     let src = unescape(src);
-    for word in crate::terms::runs(&src, not_space_ascii, |c| !c.is_whitespace()) {
-        if dst.len() + word.len() + 1 > cap {
-            return;
+    let (s, b) = (&*src, src.as_bytes());
+    let mut i = 0;
+    while i < b.len() {
+        if space_at(s, i) {
+            i += char_len(s, i);
+            continue;
         }
-        if !dst.is_empty() {
-            dst.push(' ');
+        let start = i;
+        let mut end = word_end(s, i);
+        while end + 1 < b.len() && b[end] == b' ' && !space_at(s, end + 1) {
+            end = word_end(s, end + 1);
         }
-        dst.push_str(word);
+        let span = &s[start..end];
+        i = end;
+        if dst.len() + span.len() < cap {
+            if !dst.is_empty() {
+                dst.push(' ');
+            }
+            dst.push_str(span);
+            continue;
+        }
+        for word in span.split(' ') {
+            if dst.len() + word.len() + 1 > cap {
+                return;
+            }
+            if !dst.is_empty() {
+                dst.push(' ');
+            }
+            dst.push_str(word);
+        }
     }
 }
 
@@ -327,6 +429,80 @@ mod tests {
         assert_eq!(extract(bom, Some("text/html; charset=bogus")).title, "ok");
         let sjis = b"<meta http-equiv=Content-Type content=\"text/html; charset=Shift_JIS\"><title>\x93\xfa</title>";
         assert_eq!(extract(sjis, None).encoding, "Shift_JIS");
+    }
+
+    /// The rule of `push_capped`, one word at a time.
+    fn push_model(dst: &mut String, src: &str, cap: usize) {
+        if dst.len() + 2 > cap {
+            return;
+        }
+        for word in unescape(src).split_whitespace() {
+            if dst.len() + word.len() + 1 > cap {
+                return;
+            }
+            if !dst.is_empty() {
+                dst.push(' ');
+            }
+            dst.push_str(word);
+        }
+    }
+
+    /// Text made of words, runs of ASCII and other whitespace, control
+    /// characters and entities (some of which decode to whitespace).
+    fn text_pieces() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::strategy::Strategy;
+        let piece = "(a|b|ab| |  |\\t|\\n|\\x0b|\\x0c|\\r|\\x01|\\x1f|\\u{85}|\\u{a0}|\\u{2003}|\\u{3000}|é|日|&amp;|&nbsp;|&#32;|&lt;|&)";
+        proptest::collection::vec(piece, 0..24).prop_map(|t| t.concat())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        #[test]
+        fn push_capped_matches_the_model(
+            start in "(|a|ab c)",
+            src in text_pieces(),
+            cap in 0usize..48,
+        ) {
+            let (mut got, mut want) = (start.clone(), start);
+            push_capped(&mut got, &src, cap);
+            push_model(&mut want, &src, cap);
+            proptest::prop_assert_eq!(got, want);
+        }
+    }
+
+    /// Heads made of pieces of meta tags, charset declarations, spaces,
+    /// quotes, `>` and non-UTF-8 bytes.
+    fn heads() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::strategy::Strategy;
+        const PIECES: &[&[u8]] = &[
+            b"<meta",
+            b"<META ",
+            b"charset",
+            b"CharSet",
+            b"=",
+            b" ",
+            b"\t\x0b",
+            b"\"",
+            b"'",
+            b">",
+            b"utf-8",
+            b"ISO-8859-1",
+            b"\xe9\xc2\xa0",
+            &[b'x'; 200],
+            b"abcdefghijabcdefghijabcdefghijabcdefghijabcdefghij",
+        ];
+        let piece = proptest::sample::select(PIECES).prop_map(<[u8]>::to_vec);
+        proptest::collection::vec(piece, 0..16).prop_map(|p| p.concat())
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+        #[test]
+        fn meta_charset_matches_the_pattern(head in heads()) {
+            let re = regex::bytes::Regex::new(META_CHARSET).unwrap();
+            let want = re.captures(&head).map(|c| c.get(1).unwrap().as_bytes().to_vec());
+            proptest::prop_assert_eq!(meta_charset(&head).map(<[u8]>::to_vec), want);
+        }
     }
 
     #[test]
