@@ -216,7 +216,13 @@ fn push_capped(dst: &mut String, src: &str, cap: usize) {
     let (s, b) = (&*src, src.as_bytes());
     let mut i = 0;
     while i < b.len() {
-        if space_at(s, i) {
+        // Whitespace between spans: mostly ASCII, skipped without a call.
+        if b[i].is_ascii() {
+            if !not_space_ascii(b[i]) {
+                i += 1;
+                continue;
+            }
+        } else if space_at(s, i) {
             i += char_len(s, i);
             continue;
         }

@@ -296,6 +296,18 @@ impl<'a> Tally<'a> {
     }
 }
 
+/// ASCII letters and digits, by byte: one load per byte in the word scan
+/// (`u8::is_ascii_alphanumeric` is three range checks).
+static ALNUM: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = (b as u8).is_ascii_alphanumeric();
+        b += 1;
+    }
+    t
+};
+
 /// `0x20` (`0x40`) in every byte: OR-ing the first lowercases an ASCII
 /// letter and keeps a digit; the second tells letters from digits.
 const LOW_BITS_20: u128 = 0x2020_2020_2020_2020_2020_2020_2020_2020;
@@ -358,12 +370,12 @@ pub fn top_terms(text: &str, n: usize) -> Vec<String> {
             }
             continue;
         }
-        if !c.is_ascii_alphanumeric() {
+        if !ALNUM[usize::from(c)] {
             i += 1;
             continue;
         }
         let start = i;
-        while i < b.len() && b[i].is_ascii_alphanumeric() {
+        while i < b.len() && ALNUM[usize::from(b[i])] {
             i += 1;
         }
         let len = i - start;
