@@ -11,7 +11,7 @@ use std::hint::black_box;
 use std::path::Path;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use mgz_url::{CanonicalUrl, Policy, SurtOptions, ia, surt};
+use mgz_url::{CanonicalUrl, PlainUrl, Policy, SurtOptions, ia, surt};
 
 fn corpus() -> Vec<String> {
     let here = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -85,6 +85,16 @@ fn bench(c: &mut Criterion) {
                 key.clear();
                 u.write_key(&mut key);
                 n + key.len()
+            })
+        })
+    });
+    // The frontier's put path: canonical text recognised without parsing,
+    // then its key (`PlainUrl`; the parser takes the rest).
+    let texts: Vec<&str> = parsed.iter().map(CanonicalUrl::as_str).collect();
+    g.bench_function("plain_check_and_key", |b| {
+        b.iter(|| {
+            texts.iter().fold(0, |n, t| {
+                PlainUrl::check(black_box(t), &safe).map_or(n, |p| n + p.key_bytes().len())
             })
         })
     });
