@@ -170,6 +170,7 @@ pub fn load(store: &Store, table: &mut Table) -> Result<()> {
         first.get_or_insert(seq);
         table.counters.next = seq + 1;
         for (qid, pending, completed) in decode(&v)? {
+            table.grows += 1;
             if let Some(q) = table.queues.get_mut(&qid) {
                 q.rec.pending = pending;
                 q.rec.completed = completed;

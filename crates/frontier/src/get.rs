@@ -123,11 +123,16 @@ impl Frontier {
         out: &mut Vec<UrlRecord>,
     ) -> Result<usize> {
         let len = t.domains[di].queues.len();
+        if t.domains[di].empty_at == Some(t.grows) {
+            return Ok(0);
+        }
         if t.domains[di].deficit == 0 {
             t.domains[di].deficit = ask.per_queue;
         }
         let mut served = 0;
         let mut tried = 0;
+        // Whether a queue visited in this turn has a pending URL.
+        let mut pending = false;
         while tried < len && served < max_queues && t.domains[di].deficit > 0 {
             let pos = (t.domains[di].cursor + tried) % len;
             let qid = t.domains[di].queues[pos];
@@ -135,6 +140,7 @@ impl Frontier {
             let budget = t.domains[di].deficit;
             let got = self.serve_queue(t, qid, budget, ask, out)?;
             if got == 0 {
+                pending |= t.queues.get(&qid).is_some_and(|q| q.rec.pending > 0);
                 continue;
             }
             served += 1;
@@ -152,6 +158,11 @@ impl Frontier {
             }
         }
         t.domains[di].deficit = 0;
+        if served == 0 && !pending {
+            // Every queue visited, none with a pending URL (late in a
+            // crawl, most domains): skipped until one may gain a URL.
+            t.domains[di].empty_at = Some(t.grows);
+        }
         Ok(served)
     }
 
@@ -165,18 +176,26 @@ impl Frontier {
         out: &mut Vec<UrlRecord>,
     ) -> Result<usize> {
         let stamp = t.get_calls;
-        let Some(delay) = t.queues.get(&qid).map(|q| t.delay_ms(q)) else {
+        let Some(q) = t.queues.get(&qid) else {
             return Ok(0);
         };
-        let crawl = match t.queues.get(&qid).and_then(|q| t.crawls.get(&q.rec.crawl)) {
-            Some(c) => c.rec.name.clone(),
-            None => return Ok(0),
-        };
+        // A pass visits every queue of the ring, and late in a crawl most
+        // have nothing pending: those leave before any hash lookup or copy
+        // (they were 60 % of the CPU of the last tenth of a 10M crawler
+        // loop, docs/BENCHMARKS.md "Session 19").
+        if q.stamp == stamp || q.rec.pending == 0 {
+            return Ok(0);
+        }
+        let delay = t.delay_ms(q);
         let Some(q) = t.queues.get_mut(&qid) else {
             return Ok(0);
         };
         let Some(room) = room(q, delay, ask, stamp) else {
             return Ok(0);
+        };
+        let crawl = match t.crawls.get(&q.rec.crawl) {
+            Some(c) => c.rec.name.clone(),
+            None => return Ok(0),
         };
         let got = self.lease(q, qid, room.min(budget), ask, &crawl, out)?;
         if got > 0 {

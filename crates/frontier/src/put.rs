@@ -455,6 +455,7 @@ fn insert_pending(
 /// sequence counter, the queue's count and scan marks.
 fn note_pending(t: &mut Table, qid: u32, pos: LeaseKey) {
     t.next_seq += 1;
+    t.grows += 1;
     let seg = match crate::disc::is_disc(pos) {
         true => crate::disc::seg_of(pos.1, t.seg_bits),
         false => 0,

@@ -90,6 +90,10 @@ pub struct Domain {
     pub cursor: usize,
     /// URLs left in the domain's current turn (deficit round-robin); 0 = no turn under way.
     pub deficit: usize,
+    /// [`Table::grows`] when a turn found no queue of the domain with a
+    /// pending URL. While `grows` keeps that value none can have gained
+    /// one, so `get` skips the domain without visiting its queues.
+    pub empty_at: Option<u64>,
 }
 
 /// All in-memory state, guarded by the frontier's mutex.
@@ -117,6 +121,10 @@ pub struct Table {
     pub next_seq: u64,
     /// Counter of `get` calls (for [`Queue::stamp`]).
     pub get_calls: u64,
+    /// Bumped whenever a queue may gain a pending URL (a URL made pending,
+    /// a queue added, counters loaded): see [`Domain::empty_at`]. Only
+    /// these raise a pending count; completions, deletes and purges lower it.
+    pub grows: u64,
     /// Whether `get` serves anything.
     pub active: bool,
     /// Whether seen-set changes are written to the seen log.
@@ -151,6 +159,7 @@ impl Table {
             });
         }
         self.domains[d].queues.push(qid);
+        self.grows += 1;
         self.next_qid = self.next_qid.max(qid + 1);
         let cur_seg = crate::disc::seg_of(self.next_seq, self.seg_bits);
         if let Some(old) = self.queues.remove(&qid) {
