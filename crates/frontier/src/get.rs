@@ -9,6 +9,14 @@
 //! limit is not reached and a pending URL may be due (in-RAM hints). Only then
 //! is the store read: a prefix scan of its `sched` range, skipping leased
 //! entries, stopping at the first URL not yet due.
+//!
+//! Cost per call: every domain of the ring is visited. A domain whose last
+//! turn found no queue with a pending URL is skipped without touching its
+//! queues until `Table::grows` moves (a URL made pending, a queue added);
+//! the other queues are visited, and one with nothing pending leaves before
+//! any lookup. Late in a crawl, when most queues are empty, a call thus
+//! costs about one check per domain (10M crawler loop over 200,000 hosts:
+//! its last tenth took 23 s instead of 112 s, docs/BENCHMARKS.md).
 
 use fjall::UserValue;
 
