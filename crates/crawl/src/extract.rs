@@ -96,17 +96,14 @@ pub fn sniff_encoding(body: &[u8], content_type: Option<&str>) -> &'static Encod
 fn meta_charset(head: &[u8]) -> Option<&[u8]> {
     let lower = head.to_ascii_lowercase();
     let is_space = |b: u8| b.is_ascii_whitespace();
-    let mut best: Option<(usize, &[u8])> = None;
     for at in memchr::memmem::find_iter(&lower, b"charset") {
         // The leftmost `<meta` this `charset` can belong to: at most 512
         // bytes before it, no `>` between.
         let window = &lower[at.saturating_sub(512 + 5)..at];
         let gt = memchr::memrchr(b'>', window).map_or(0, |g| g + 1);
-        let Some(m) = memchr::memmem::find(&window[gt..], b"<meta") else {
-            continue;
-        };
-        let meta = at - window.len() + gt + m;
-        if at - (meta + 5) > 512 || best.is_some_and(|(b, _)| b <= meta) {
+        // (A later `charset` never belongs to an earlier `<meta`, so the
+        // first one that parses is the pattern's leftmost match.)
+        if memchr::memmem::find(&window[gt..], b"<meta").is_none() {
             continue;
         }
         let mut i = at + 7;
@@ -129,10 +126,10 @@ fn meta_charset(head: &[u8]) -> Option<&[u8]> {
         let label = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b':' | b'.' | b'-');
         let n = lower[i..].iter().take(40).take_while(|b| label(b)).count();
         if n > 0 {
-            best = Some((meta, &head[i..i + n]));
+            return Some(&head[i..i + n]);
         }
     }
-    best.map(|(_, l)| l)
+    None
 }
 
 /// Parses robots directives (`noindex`, `nofollow`, `none`) from a meta

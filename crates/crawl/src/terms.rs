@@ -4,7 +4,7 @@
 //! text cap of the extractor).
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasherDefault;
 use std::sync::LazyLock;
 
@@ -164,16 +164,14 @@ fn packed(word: &str) -> Option<u128> {
     })
 }
 
-/// [`STOPWORDS`] packed: a lookup is ~8 integer compares instead of ~8
-/// string compares (it runs once per distinct word of every page).
-static STOP_KEYS: LazyLock<Vec<u128>> = LazyLock::new(|| {
-    let mut keys: Vec<u128> = STOPWORDS.iter().filter_map(|w| packed(w)).collect();
-    keys.sort_unstable();
-    keys
-});
+/// [`STOPWORDS`] packed (all are ASCII and at most 16 bytes): the distinct
+/// words of a page are checked once each, one integer hash apiece (a binary
+/// search per word was a sixth of `top_terms`).
+static STOP_SET: LazyLock<HashSet<u128, BuildHasherDefault<WordHasher>>> =
+    LazyLock::new(|| STOPWORDS.iter().filter_map(|w| packed(w)).collect());
 
 fn is_stopword(word: &str) -> bool {
-    packed(word).is_some_and(|k| STOP_KEYS.binary_search(&k).is_ok())
+    packed(word).is_some_and(|k| STOP_SET.contains(&k))
 }
 
 /// FxHash-style multiply-rotate hasher: the words are short and not chosen
@@ -328,11 +326,6 @@ fn packed_raw(b: &[u8], start: usize, len: usize) -> u128 {
     }
 }
 
-/// [`STOP_KEYS`] as a hash set: the distinct words of a page are checked
-/// once each (a binary search per word was a sixth of `top_terms`).
-static STOP_SET: LazyLock<std::collections::HashSet<u128, BuildHasherDefault<WordHasher>>> =
-    LazyLock::new(|| STOP_KEYS.iter().copied().collect());
-
 /// End of the word (maximal run of alphanumeric characters) that starts at
 /// byte `from` of `text`.
 fn word_end(text: &str, from: usize) -> usize {
@@ -433,7 +426,7 @@ mod tests {
     #[test]
     fn stopwords_sorted() {
         assert!(STOPWORDS.windows(2).all(|w| w[0] < w[1]));
-        assert_eq!(STOP_KEYS.len(), STOPWORDS.len());
+        assert_eq!(STOP_SET.len(), STOPWORDS.len());
         assert!(STOPWORDS.iter().all(|w| is_stopword(w)));
         for w in [
             "th",

@@ -170,7 +170,6 @@ pub fn load(store: &Store, table: &mut Table) -> Result<()> {
         first.get_or_insert(seq);
         table.counters.next = seq + 1;
         for (qid, pending, completed) in decode(&v)? {
-            table.grows += 1;
             if let Some(q) = table.queues.get_mut(&qid) {
                 q.rec.pending = pending;
                 q.rec.completed = completed;
@@ -182,6 +181,8 @@ pub fn load(store: &Store, table: &mut Table) -> Result<()> {
         }
     }
     table.counters.fold_from = first.unwrap_or(table.counters.next);
+    // Pending counts may have risen (see `Table::grows`).
+    table.grows += 1;
     Ok(())
 }
 

@@ -198,7 +198,7 @@ impl Frontier {
         let Some(q) = t.queues.get_mut(&qid) else {
             return Ok(0);
         };
-        let Some(room) = room(q, delay, ask, stamp) else {
+        let Some(room) = room(q, delay, ask) else {
             return Ok(0);
         };
         let crawl = match t.crawls.get(&q.rec.crawl) {
@@ -313,10 +313,9 @@ fn pick(heads: &[Head<'_>; 2], due: impl Fn(LeaseKey) -> bool) -> Option<usize> 
 }
 
 /// How many URLs queue `q` may give now, or `None` if it is not eligible.
-fn room(q: &mut Queue, delay_ms: u64, ask: &Ask, stamp: u64) -> Option<usize> {
-    if q.stamp == stamp || q.rec.pending == 0 {
-        return None;
-    }
+/// The caller has checked that `q` has a pending URL and was not served in
+/// this call.
+fn room(q: &mut Queue, delay_ms: u64, ask: &Ask) -> Option<usize> {
     if q.rec.block_until_s.saturating_mul(1000) > ask.now_ms {
         return None;
     }
