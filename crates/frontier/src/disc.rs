@@ -1,10 +1,10 @@
-//! The discovery schedule (`disc`, keys of format 5, a keyspace per segment
-//! since format 7): where `put_discovered` puts new URLs, in segments of
+//! The discovery schedule (`disc`, a keyspace per segment since format 7,
+//! keys of format 8): where `put_discovered` puts new URLs, in segments of
 //! discovery order, so that the store only appends.
 //!
 //! ```text
-//! disc.N seg (2) | qid (4, LE) | seq (6) | next fetch (8)  -> Body     20-byte keys
-//!        seg = N = 1 + seq >> segment bits   (20: 1,048,576 URLs), at most MAX_SEG
+//! disc.N qid (4, BE) | seq (6) | next fetch (8)         -> Body     18-byte keys
+//!        N = seg_of(seq) = 1 + seq >> segment bits   (20: 1,048,576 URLs), at most MAX_SEG
 //!        seq without its flag bit, < 2^48
 //! sched  qid (4) | next fetch (8) | seq (8)                 -> Body     20-byte keys
 //! ```
@@ -21,7 +21,7 @@
 //! keyspace: a `disc` entry's seq carries [`DISC`] (bit 63), the only
 //! difference, so leases, `urls` pointers and seen-log positions keep their
 //! 16 bytes, and positions written before format 4 (no flag) are `sched`
-//! ones. A segment is derived from the seq, never stored apart from the key.
+//! ones. A segment is derived from the seq, never stored.
 //!
 //! Order. Within a queue URLs are served by next fetch, then discovery
 //! order. A discovered URL is due when it is put (next fetch = the put's
@@ -35,29 +35,34 @@
 //! Entries of `put_known` with a schedule stay in `sched`: their next
 //! fetch is the caller's, so discovery order says nothing about it.
 //!
-//! Key shape (format 5; format 4 had `seg (4) | qid (4, BE) | seq (8) |
-//! next (8)`, 24 bytes, converted at open by [`upgrade_v4`]): fjall keeps
-//! keys of up to 20 bytes inline in its `ByteView`s (no heap block per key
-//! in memtables and table blocks, no pointer to follow when comparing), and
-//! compares the first 4 bytes before anything else. Those are the segment
-//! and the low 16 bits of the qid (little-endian), which differ between
-//! most neighbouring keys of a memtable, so most comparisons of a skiplist
-//! insert or a compaction's merge end there (with a 4-byte segment they
-//! always went on to a `memcmp`). A queue's entries in a segment stay
-//! contiguous and in seq order; the order of queues inside a segment (by
-//! their qid's bytes in this order) means nothing. Put phase at 10M URLs,
-//! three alternating pairs: 43.3 / 43.0 / 42.8 s against 44.0 / 45.5 /
-//! 46.4 s (docs/BENCHMARKS.md, "Session 14").
+//! Key shape (format 8). Within a segment, keys go by queue id, and a
+//! queue's entries are contiguous and in seq order. Queue ids are given in
+//! the order queues are first seen, which is also the order of the `get`
+//! ring when each registrable domain has one queue, so a `get` pass reads
+//! each segment front to back and its 4 KiB blocks are loaded once for the
+//! ~10-40 queues they hold, not once per queue. Format 5 began with the
+//! segment and the queue id little-endian (neighbouring queues far apart):
+//! the 10M crawler loop under `mgz serve` served 45,380 URLs/s with it and
+//! 83,451/s with big-endian queue ids (docs/BENCHMARKS.md, "Session 20").
+//! The segment is left out (each segment has its own keyspace, and it
+//! follows from the seq): the first 4 bytes, which fjall compares before
+//! anything else, are then the queue id, which differs between most
+//! neighbouring keys of a memtable, so most comparisons of a skiplist
+//! insert or a compaction's merge end there. fjall keeps keys of up to 20
+//! bytes inline in its `ByteView`s (no heap block per key). Older keys:
+//! format 4 had `seg (4) | qid (4, BE) | seq (8) | next (8)`, 24 bytes;
+//! formats 5 to 7 `seg (2) | qid (4, LE) | seq (6) | next (8)`, 20 bytes;
+//! both are converted at open ([`move_to_segments`], [`convert_segment`]).
 //!
 //! Limits: a URL goes to `disc` only while its seq fits ([`fits`]: below
 //! 2^48, segment at most [`MAX_SEG`], i.e. 2^36 URLs with 20 segment bits);
 //! later ones go to `sched`, which takes any position (slower to write,
 //! served the same).
 //!
-//! Invariants: every `disc` key's segment is `seg_of(seq)` of its seq and at
-//! most [`MAX_SEG`]; the highest segment present is at most
-//! `Store::disc_top`; a queue's entries in `disc` are found by one prefix
-//! scan per segment from 1 to that top (`get` keeps per-queue marks so it
+//! Invariants: every `disc` key lives in the keyspace of segment
+//! `seg_of(seq)` of its seq, at most [`MAX_SEG`]; the highest segment
+//! present is at most `Store::disc_top`; a queue's entries in `disc` are
+//! found by one prefix scan per segment from 1 to that top (`get` keeps per-queue marks so it
 //! reads only from where it stopped).
 
 use fjall::{Database, Keyspace, OwnedWriteBatch, UserValue};
@@ -107,46 +112,54 @@ pub fn seg_start(seg: u32, bits: u8) -> u64 {
     DISC | (idx << bits.min(62)).min(!DISC)
 }
 
-/// `disc` key of position (`next`, `seq`) in queue `qid` (`seq` fits, see
-/// [`fits`]; a segment past [`MAX_SEG`] is written as `MAX_SEG`).
-pub fn disc_key(seg: u32, qid: u32, seq: u64, next: u64) -> [u8; 20] {
-    let mut k = [0u8; 20];
-    k[..6].copy_from_slice(&disc_prefix(seg, qid));
+/// `disc` key (format 8) of position (`next`, `seq`) in queue `qid`; it
+/// goes into the keyspace of segment `seg_of(seq)` (`seq` fits, see
+/// [`fits`]).
+pub fn disc_key(qid: u32, seq: u64, next: u64) -> [u8; 18] {
+    let mut k = [0u8; 18];
+    k[..4].copy_from_slice(&disc_prefix(qid));
     // Clamped rather than cut: a bound past the limit stays past it.
     let seq = (seq & !DISC).min(SEQ_LIMIT - 1);
-    k[6..12].copy_from_slice(&seq.to_be_bytes()[2..]);
-    k[12..].copy_from_slice(&next.to_be_bytes());
+    k[4..10].copy_from_slice(&seq.to_be_bytes()[2..]);
+    k[10..].copy_from_slice(&next.to_be_bytes());
     k
 }
 
-/// The first 6 bytes of queue `qid`'s keys in segment `seg`.
-fn disc_prefix(seg: u32, qid: u32) -> [u8; 6] {
-    let seg = u16::try_from(seg).unwrap_or(u16::MAX);
-    let mut p = [0u8; 6];
-    p[..2].copy_from_slice(&seg.to_be_bytes());
-    p[2..].copy_from_slice(&qid.to_le_bytes());
-    p
+/// The first 4 bytes of queue `qid`'s keys in any segment.
+fn disc_prefix(qid: u32) -> [u8; 4] {
+    qid.to_be_bytes()
 }
 
-/// Splits a `disc` key into (seg, qid, position); the seq gets its flag.
-pub fn parse_disc_key(k: &[u8]) -> Result<(u32, u32, LeaseKey)> {
-    let Ok(k) = <&[u8; 20]>::try_from(k) else {
+/// Splits a `disc` key (format 8) into (qid, position); the seq gets its
+/// flag. Its segment is `seg_of` the seq.
+pub fn parse_disc_key(k: &[u8]) -> Result<(u32, LeaseKey)> {
+    let Ok(k) = <&[u8; 18]>::try_from(k) else {
         return Err(FrontierError::corrupt(
             "disc key",
             format!("{} bytes", k.len()),
         ));
     };
+    let qid = u32::from_be_bytes([k[0], k[1], k[2], k[3]]);
+    let mut seq = [0u8; 8];
+    seq[2..].copy_from_slice(&k[4..10]);
+    let mut next = [0u8; 8];
+    next.copy_from_slice(&k[10..]);
+    Ok((
+        qid,
+        (u64::from_be_bytes(next), DISC | u64::from_be_bytes(seq)),
+    ))
+}
+
+/// A format-5 `disc` key (formats 5 to 7: 20 bytes, `seg u16 BE | qid u32
+/// LE | seq 48 bits BE | next u64 BE`) as (seg, qid, position).
+fn parse_v5_key(k: &[u8]) -> Option<(u32, u32, LeaseKey)> {
+    let k = <&[u8; 20]>::try_from(k).ok()?;
     let seg = u32::from(u16::from_be_bytes([k[0], k[1]]));
-    if seg == 0 {
-        return Err(FrontierError::corrupt("disc key", "segment 0"));
-    }
     let qid = u32::from_le_bytes([k[2], k[3], k[4], k[5]]);
     let mut seq = [0u8; 8];
     seq[2..].copy_from_slice(&k[6..12]);
-    let mut next = [0u8; 8];
-    next.copy_from_slice(&k[12..]);
-    let pos = (u64::from_be_bytes(next), DISC | u64::from_be_bytes(seq));
-    Ok((seg, qid, pos))
+    let next = u64::from_be_bytes(k[12..].try_into().ok()?);
+    (seg > 0).then_some((seg, qid, (next, DISC | u64::from_be_bytes(seq))))
 }
 
 /// A format-4 `disc` key (24 bytes: `seg u32 | qid u32 | seq u64 | next
@@ -159,54 +172,72 @@ fn parse_v4_key(k: &[u8]) -> Option<(u32, LeaseKey)> {
     (seq & DISC != 0).then_some((qid, (next, seq)))
 }
 
+/// Segment, queue and position of a key of the legacy `disc` keyspace
+/// (formats 4 to 6: format-4 or format-5 keys).
+fn parse_legacy_key(k: &[u8], bits: u8) -> Result<(u32, u32, LeaseKey)> {
+    if let Some(found) = parse_v5_key(k) {
+        return Ok(found);
+    }
+    let Some((qid, (next, seq))) = parse_v4_key(k) else {
+        return Err(FrontierError::corrupt(
+            "disc key",
+            format!("{} bytes, not a format-4 or format-5 key", k.len()),
+        ));
+    };
+    if !fits(seq, bits) {
+        return Err(FrontierError::corrupt(
+            "disc key",
+            "seq beyond the range of disc keys (2^48, or segment 65,535)",
+        ));
+    }
+    Ok((seg_of(seq, bits), qid, (next, seq)))
+}
+
 /// Entries an upgrade moves per atomic batch.
 const UPGRADE_BATCH: usize = 4096;
 
-/// Converts the format-4 keys of `disc` to format 5 (values unchanged),
-/// [`UPGRADE_BATCH`] entries per atomic batch (see [`move_entries`]). Keys
-/// already converted are skipped. A format-4 entry whose seq does not fit
-/// format 5 (more than 2^36 URLs discovered) is an error: such a store stays
-/// with format 4. Returns the entries converted.
-pub fn upgrade_v4(db: &Database, disc: &Keyspace, bits: u8) -> Result<u64> {
-    move_entries(db, disc, |k| {
-        if k.len() == 20 {
-            return Ok(None);
-        }
-        let Some((qid, (next, seq))) = parse_v4_key(k) else {
-            return Err(FrontierError::corrupt(
-                "disc key",
-                format!("{} bytes in a format-4 store", k.len()),
-            ));
-        };
-        if !fits(seq, bits) {
-            return Err(FrontierError::corrupt(
-                "disc key",
-                "seq beyond format 5's range (2^48, or segment 65,535)",
-            ));
-        }
-        let key = disc_key(seg_of(seq, bits), qid, seq, next);
-        Ok(Some((disc.clone(), key.to_vec())))
-    })
-}
-
-/// Moves every entry of the format-6 `disc` keyspace (format-5 keys) into
-/// its segment's keyspace, keys and values unchanged (see
+/// Moves every entry of the legacy `disc` keyspace (formats 4 to 6) into
+/// its segment's keyspace with a format-8 key, values unchanged (see
 /// [`move_entries`]). Returns the entries moved.
 pub fn move_to_segments(
     db: &Database,
     disc: &Keyspace,
     segs: &crate::segments::Segments,
+    bits: u8,
 ) -> Result<u64> {
     move_entries(db, disc, |k| {
-        let (seg, _, _) = parse_disc_key(k)?;
-        Ok(Some((segs.ensure(seg)?.clone(), k.to_vec())))
+        let (seg, qid, (next, seq)) = parse_legacy_key(k, bits)?;
+        Ok(Some((
+            segs.ensure(seg)?.clone(),
+            disc_key(qid, seq, next).to_vec(),
+        )))
+    })
+}
+
+/// Rewrites the format-5 keys of segment keyspace `ks` (format 7) as
+/// format-8 keys, values unchanged; keys already converted are skipped (see
+/// [`move_entries`]). Returns the keys rewritten.
+pub fn convert_segment(db: &Database, ks: &Keyspace) -> Result<u64> {
+    move_entries(db, ks, |k| {
+        if k.len() == 18 {
+            return Ok(None);
+        }
+        let Some((_, qid, (next, seq))) = parse_v5_key(k) else {
+            return Err(FrontierError::corrupt(
+                "disc key",
+                format!("{} bytes in a format-7 segment", k.len()),
+            ));
+        };
+        Ok(Some((ks.clone(), disc_key(qid, seq, next).to_vec())))
     })
 }
 
 /// Moves each entry of `disc` that `place` gives a new home (keyspace,
 /// key), [`UPGRADE_BATCH`] entries per atomic batch that inserts the new
 /// entries and removes the old, so a crash leaves every entry in exactly one
-/// place and the next open moves the rest. Returns the entries moved.
+/// place and the next open moves the rest. The scan reads a snapshot taken
+/// at its start, so entries it moves within `disc` are not met again.
+/// Returns the entries moved.
 fn move_entries(
     db: &Database,
     disc: &Keyspace,
@@ -240,12 +271,15 @@ impl Store {
     pub fn pending_key(&self, qid: u32, pos: LeaseKey) -> (Option<&Keyspace>, PendingKey) {
         if is_disc(pos) {
             let seg = seg_of(pos.1, self.seg_bits);
-            (
-                self.segs.get(seg),
-                PendingKey(disc_key(seg, qid, pos.1, pos.0)),
-            )
+            let k = disc_key(qid, pos.1, pos.0);
+            let mut key = PendingKey([0; 20], k.len());
+            key.0[..k.len()].copy_from_slice(&k);
+            (self.segs.get(seg), key)
         } else {
-            (Some(&self.sched), PendingKey(sched_key(qid, pos.0, pos.1)))
+            (
+                Some(&self.sched),
+                PendingKey(sched_key(qid, pos.0, pos.1), 20),
+            )
         }
     }
 
@@ -340,10 +374,10 @@ impl Store {
                 return Ok(());
             }
         }
-        for (seg, ks) in self.segs.all() {
-            for kv in ks.prefix(disc_prefix(seg, qid)) {
+        for (_, ks) in self.segs.all() {
+            for kv in ks.prefix(disc_prefix(qid)) {
                 let (k, v) = kv.into_inner()?;
-                let (_, _, pos) = parse_disc_key(&k)?;
+                let (_, pos) = parse_disc_key(&k)?;
                 if !f(pos, v)? {
                     return Ok(());
                 }
@@ -366,12 +400,13 @@ impl Store {
     }
 }
 
-/// A `sched` or `disc` key (20 bytes each), on the stack.
-pub struct PendingKey([u8; 20]);
+/// A `sched` key (20 bytes) or a `disc` key (18), on the stack: the bytes
+/// and the length used.
+pub struct PendingKey([u8; 20], usize);
 
 impl AsRef<[u8]> for PendingKey {
     fn as_ref(&self) -> &[u8] {
-        &self.0
+        &self.0[..self.1]
     }
 }
 
@@ -393,7 +428,7 @@ impl Iterator for DiscScan<'_> {
             if let Some(it) = &mut self.iter {
                 if let Some(kv) = it.next() {
                     return Some(kv.into_inner().map_err(Into::into).and_then(|(k, v)| {
-                        let (_, _, pos) = parse_disc_key(&k)?;
+                        let (_, pos) = parse_disc_key(&k)?;
                         Ok((pos, v))
                     }));
                 }
@@ -408,8 +443,8 @@ impl Iterator for DiscScan<'_> {
                 continue;
             };
             self.store.segs.note_read(self.seg);
-            let from = disc_key(self.seg, self.qid, self.from, 0);
-            let to = disc_key(self.seg, self.qid, SEQ_LIMIT - 1, u64::MAX);
+            let from = disc_key(self.qid, self.from, 0);
+            let to = disc_key(self.qid, SEQ_LIMIT - 1, u64::MAX);
             self.iter = Some(ks.range(from..=to));
         }
     }
@@ -435,40 +470,78 @@ mod tests {
 
     #[test]
     fn disc_keys_round_trip_and_reject_garbage() {
-        let k = disc_key(3, 77, DISC | 12, 1_700_000_000);
+        let k = disc_key(77, DISC | 12, 1_700_000_000);
         assert_eq!(
             parse_disc_key(&k).unwrap(),
-            (3, 77, (1_700_000_000, DISC | 12))
+            (77, (1_700_000_000, DISC | 12))
         );
-        let big = disc_key(MAX_SEG, u32::MAX, DISC | (SEQ_LIMIT - 1), u64::MAX);
+        let big = disc_key(u32::MAX, DISC | (SEQ_LIMIT - 1), u64::MAX);
         assert_eq!(
             parse_disc_key(&big).unwrap(),
-            (MAX_SEG, u32::MAX, (u64::MAX, DISC | (SEQ_LIMIT - 1)))
+            (u32::MAX, (u64::MAX, DISC | (SEQ_LIMIT - 1)))
         );
-        assert!(parse_disc_key(&k[..19]).is_err());
-        assert!(parse_disc_key(&[0u8; 21]).is_err());
+        assert!(parse_disc_key(&k[..17]).is_err());
+        assert!(parse_disc_key(&[0u8; 19]).is_err());
+        assert!(parse_disc_key(&[1u8; 20]).is_err(), "a format-5 key");
         assert!(parse_disc_key(&[1u8; 24]).is_err());
-        // Segments are 1-based.
-        assert!(parse_disc_key(&disc_key(0, 1, DISC | 1, 1)).is_err());
         // A seq past the limit is clamped, never wrapped (scan bounds).
-        let (_, _, (_, seq)) = parse_disc_key(&disc_key(1, 1, DISC | SEQ_LIMIT | 5, 0)).unwrap();
+        let (_, (_, seq)) = parse_disc_key(&disc_key(1, DISC | SEQ_LIMIT | 5, 0)).unwrap();
         assert_eq!(seq, DISC | (SEQ_LIMIT - 1));
     }
 
     #[test]
-    fn disc_keys_sort_by_segment_then_queue_then_seq() {
-        assert!(disc_key(1, 9, DISC | 5, 9) < disc_key(2, 0, DISC | 6, 0));
-        assert!(disc_key(2, 7, DISC | 6, 9) < disc_key(2, 7, DISC | 7, 0));
-        assert!(disc_key(2, 7, DISC | 255, 9) < disc_key(2, 7, DISC | 256, 0));
-        // A queue's entries in a segment share a prefix that no other
-        // queue's keys have.
+    fn disc_keys_sort_by_queue_then_seq() {
+        assert!(disc_key(1, DISC | 9, 9) < disc_key(2, DISC | 5, 0));
+        assert!(disc_key(7, DISC | 6, 9) < disc_key(7, DISC | 7, 0));
+        assert!(disc_key(7, DISC | 255, 9) < disc_key(7, DISC | 256, 0));
+        // Neighbouring queue ids are neighbours in key order (a `get` pass
+        // over queues in id order reads a segment front to back).
+        assert!(disc_key(255, DISC | 9, 9) < disc_key(256, DISC, 0));
+        assert!(disc_key(65_535, DISC | 9, 9) < disc_key(65_536, DISC, 0));
+        // A queue's entries share a prefix that no other queue's keys have.
         for (qid, other) in [(7, 8), (7, 7 + (1 << 16)), (0, u32::MAX)] {
-            let p = disc_prefix(2, qid);
-            assert!(disc_key(2, qid, DISC | 3, 4).starts_with(&p));
-            assert!(!disc_key(2, other, DISC | 3, 4).starts_with(&p));
+            let p = disc_prefix(qid);
+            assert!(disc_key(qid, DISC | 3, 4).starts_with(&p));
+            assert!(!disc_key(other, DISC | 3, 4).starts_with(&p));
         }
         // The 4 bytes fjall compares first differ between neighbouring queues.
-        assert_ne!(disc_key(2, 1, DISC, 0)[..4], disc_key(2, 2, DISC, 0)[..4]);
+        assert_ne!(disc_key(1, DISC, 0)[..4], disc_key(2, DISC, 0)[..4]);
+    }
+
+    #[test]
+    fn legacy_keys_parse() {
+        // Format 5: seg u16 BE | qid u32 LE | seq 48 bits BE | next u64 BE.
+        let mut k5 = [0u8; 20];
+        k5[..2].copy_from_slice(&3u16.to_be_bytes());
+        k5[2..6].copy_from_slice(&77u32.to_le_bytes());
+        k5[6..12].copy_from_slice(&12u64.to_be_bytes()[2..]);
+        k5[12..].copy_from_slice(&99u64.to_be_bytes());
+        assert_eq!(parse_v5_key(&k5), Some((3, 77, (99, DISC | 12))));
+        assert_eq!(parse_legacy_key(&k5, 20).unwrap(), (3, 77, (99, DISC | 12)));
+        assert_eq!(parse_v5_key(&k5[..18]), None);
+        // Segments are 1-based.
+        k5[..2].copy_from_slice(&[0, 0]);
+        assert_eq!(parse_v5_key(&k5), None);
+        assert!(parse_legacy_key(&k5, 20).is_err());
+        assert!(parse_legacy_key(b"short", 20).is_err());
+        // Format 4: 24 bytes, its segment recomputed from the seq.
+        let v4 = |seq: u64| {
+            let mut k = [0u8; 24];
+            k[..4].copy_from_slice(&9u32.to_be_bytes());
+            k[4..8].copy_from_slice(&77u32.to_be_bytes());
+            k[8..16].copy_from_slice(&seq.to_be_bytes());
+            k[16..].copy_from_slice(&99u64.to_be_bytes());
+            k
+        };
+        let seq = DISC | (5 << 20) | 12;
+        assert_eq!(parse_v4_key(&v4(seq)), Some((77, (99, seq))));
+        assert_eq!(parse_legacy_key(&v4(seq), 20).unwrap(), (6, 77, (99, seq)));
+        assert_eq!(parse_v4_key(&v4(12)), None, "a seq without its flag");
+        assert!(parse_legacy_key(&v4(12), 20).is_err());
+        assert!(
+            parse_legacy_key(&v4(DISC | SEQ_LIMIT), 40).is_err(),
+            "beyond 2^48"
+        );
     }
 
     #[test]
@@ -479,18 +552,5 @@ mod tests {
         assert!(fits(SEQ_LIMIT - 1, 40));
         assert!(!fits(SEQ_LIMIT, 40));
         assert!(!fits(u64::MAX, 1));
-    }
-
-    #[test]
-    fn format_4_keys_parse() {
-        let mut k = [0u8; 24];
-        k[..4].copy_from_slice(&3u32.to_be_bytes());
-        k[4..8].copy_from_slice(&77u32.to_be_bytes());
-        k[8..16].copy_from_slice(&(DISC | 12).to_be_bytes());
-        k[16..].copy_from_slice(&99u64.to_be_bytes());
-        assert_eq!(parse_v4_key(&k), Some((77, (99, DISC | 12))));
-        assert_eq!(parse_v4_key(&k[..20]), None);
-        k[8] = 0;
-        assert_eq!(parse_v4_key(&k), None, "a seq without its flag");
     }
 }

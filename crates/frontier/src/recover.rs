@@ -81,7 +81,7 @@ pub fn rebuild_seen(store: &Store, table: &mut Table, policy: &mgz_url::Policy) 
         .disc_iter()
         .map(|kv| -> Result<(u32, fjall::UserValue)> {
             let (k, v) = kv.into_inner()?;
-            Ok((crate::disc::parse_disc_key(&k)?.1, v))
+            Ok((crate::disc::parse_disc_key(&k)?.0, v))
         });
     for entry in sched.chain(disc) {
         let (qid, v) = entry?;

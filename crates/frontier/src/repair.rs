@@ -62,7 +62,7 @@ pub fn count(store: &Store) -> Result<Counts> {
     let mut c = Counts::default();
     for kv in store.disc_iter() {
         let k = kv.key()?;
-        let (_, qid, (_, seq)) = parse_disc_key(&k)?;
+        let (qid, (_, seq)) = parse_disc_key(&k)?;
         c.per_queue.entry(qid).or_default().0 += 1;
         c.next_seq = c.next_seq.max((seq & !DISC) + 1);
     }

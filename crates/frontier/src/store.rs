@@ -31,16 +31,18 @@ use crate::error::{FrontierError, Result};
 ///    `codec::BODY_VERSION`); version-1 values are still read.
 /// 7: `disc` entries in one keyspace per segment (`disc.N`, see
 ///    `segments`) instead of one `disc` keyspace; keys and values unchanged.
-/// Versions 1 to 3, 5 and 6 are valid version-7 directories once their
-/// `disc` keyspace, if any, is emptied into the segment keyspaces
-/// ([`crate::disc::move_to_segments`], resumable) and removed (no counter
-/// records, every pending URL indexed, no `disc` entries; version-1 values
-/// are read as they are), so they are upgraded in place at open; a
-/// version-4 directory has its `disc` keys converted first
-/// ([`crate::disc::upgrade_v4`], resumable), then `FORMAT` says 7. An older
-/// binary then refuses the directory with a `FormatVersion` error (it
-/// would not see the segment keyspaces).
-pub const FORMAT_VERSION: u32 = 7;
+/// 8: `disc` keys of 18 bytes, queue first and big-endian, no segment (see
+///    `disc`).
+/// Versions 1 to 7 are valid version-8 directories once their `disc`
+/// keyspace, if any, is emptied into the segment keyspaces with format-8
+/// keys ([`crate::disc::move_to_segments`], which also reads format-4
+/// keys) and removed, and the format-5 keys of their segment keyspaces are
+/// rewritten ([`crate::disc::convert_segment`]); both are resumable (no
+/// counter records, every pending URL indexed, no `disc` entries; version-1
+/// values are read as they are). So they are upgraded in place at open,
+/// then `FORMAT` says 8. An older binary then refuses the directory with a
+/// `FormatVersion` error (it would not read the new keys).
+pub const FORMAT_VERSION: u32 = 8;
 const MAGIC: &[u8; 4] = b"MGZF";
 
 /// Tuning of the embedded store.
@@ -175,11 +177,7 @@ impl Store {
         // upgrade is emptied too.
         if db.keyspace_exists(LEGACY_DISC) {
             let disc = ks(LEGACY_DISC)?;
-            if upgrade == Some(4) {
-                let converted = crate::disc::upgrade_v4(&db, &disc, seg_bits)?;
-                tracing::info!(entries = converted, "format-4 disc keys converted");
-            }
-            let moved = crate::disc::move_to_segments(&db, &disc, &segs)?;
+            let moved = crate::disc::move_to_segments(&db, &disc, &segs, seg_bits)?;
             db.persist(fjall::PersistMode::SyncAll)?;
             db.delete_keyspace(disc).map_err(|e| at(dir, e))?;
             tracing::info!(
@@ -188,6 +186,13 @@ impl Store {
             );
         }
         if let Some(found) = upgrade {
+            // Format-5 keys in segment keyspaces: a format-7 store, or one
+            // whose move into segments was begun by a format-7 binary.
+            let mut converted = 0;
+            for (_, seg) in segs.all() {
+                converted += crate::disc::convert_segment(&db, seg)?;
+            }
+            tracing::info!(entries = converted, "disc keys converted to format 8");
             db.persist(fjall::PersistMode::SyncAll)?;
             write_format_file(&dir.join("FORMAT"))?;
             tracing::info!(from = found, to = FORMAT_VERSION, "state format upgraded");
@@ -379,13 +384,13 @@ pub fn format_bytes(version: u32) -> [u8; 16] {
 
 /// Creates `DIR/FORMAT` in a new directory, or checks the existing one;
 /// `Some(version)` when it names an older version this one upgrades (1 to
-/// 6): the file is rewritten once the store is (see [`FORMAT_VERSION`]).
+/// 7): the file is rewritten once the store is (see [`FORMAT_VERSION`]).
 fn check_format_file(dir: &Path) -> Result<Option<u32>> {
     let path = dir.join("FORMAT");
     match std::fs::read(&path) {
         Ok(bytes) => match parse_format(&bytes) {
             Err(FrontierError::FormatVersion {
-                found: found @ 1..=6,
+                found: found @ 1..=7,
                 ..
             }) => Ok(Some(found)),
             other => other.map(|()| None).map_err(|e| e.in_file(&path)),

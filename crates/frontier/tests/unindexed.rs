@@ -289,6 +289,116 @@ fn served_once_in_discovery_order(
     // Opens again as the current version, with the same URLs.
     let f = open(dir, clock, "hash");
     assert_eq!(f.stats("", None).size, 41, "{case}");
+    f.close().unwrap();
+    let keys = segment_keys(dir);
+    assert!(keys.iter().all(|k| k.len() == 18), "{case}: format-8 keys");
+    assert_eq!(keys.len(), 40, "{case}");
+}
+
+/// The keys of every segment keyspace (`disc.N`) of the closed state in
+/// `dir`, segment by segment.
+fn segment_keys(dir: &std::path::Path) -> Vec<Vec<u8>> {
+    let db = fjall::Database::builder(dir.join("store")).open().unwrap();
+    let mut names: Vec<String> = db
+        .list_keyspace_names()
+        .iter()
+        .filter(|n| n.starts_with("disc."))
+        .map(|n| n.to_string())
+        .collect();
+    names.sort();
+    let mut keys = Vec::new();
+    for name in names {
+        let seg = db
+            .keyspace(&name, fjall::KeyspaceCreateOptions::default)
+            .unwrap();
+        keys.extend(seg.iter().map(|kv| kv.key().unwrap().to_vec()));
+    }
+    keys
+}
+
+/// Rewrites the format-8 `disc` keys of the closed state in `dir` (`qid u32
+/// BE | seq 48 bits | next u64`, 18 bytes) as format 7 kept them (format-5
+/// keys: `seg u16 BE | qid u32 LE | seq | next`, 20 bytes), every
+/// `stride`-th one only (the others stay as an interrupted upgrade left
+/// them), and marks the directory version 7. Segments hold 2 URLs here
+/// (`open`). Returns the keys rewritten.
+fn make_version_7(dir: &std::path::Path, stride: usize) -> usize {
+    let db = fjall::Database::builder(dir.join("store")).open().unwrap();
+    let mut names: Vec<String> = db
+        .list_keyspace_names()
+        .iter()
+        .filter(|n| n.starts_with("disc."))
+        .map(|n| n.to_string())
+        .collect();
+    names.sort();
+    let (mut rewritten, mut i) = (0, 0);
+    for name in names {
+        let seg = db
+            .keyspace(&name, fjall::KeyspaceCreateOptions::default)
+            .unwrap();
+        let n: u16 = name["disc.".len()..].parse().unwrap();
+        let mut batch = db.batch();
+        for kv in seg.iter() {
+            let (k, v) = kv.into_inner().unwrap();
+            assert_eq!(k.len(), 18, "format-8 disc key");
+            i += 1;
+            if i % stride != 0 {
+                continue;
+            }
+            let qid = u32::from_be_bytes(k[..4].try_into().unwrap());
+            let mut old = Vec::with_capacity(20);
+            old.extend_from_slice(&n.to_be_bytes());
+            old.extend_from_slice(&qid.to_le_bytes());
+            old.extend_from_slice(&k[4..]);
+            batch.insert(&seg, old, v);
+            batch.remove(&seg, k);
+            rewritten += 1;
+        }
+        batch.commit().unwrap();
+    }
+    db.persist(fjall::PersistMode::SyncAll).unwrap();
+    drop(db);
+    write_format(dir, 7);
+    rewritten
+}
+
+/// Format 8 puts the queue id first in `disc` keys, big-endian, and leaves
+/// the segment out; a format-7 directory (format-5 keys in its segment
+/// keyspaces), or one whose conversion was cut short (keys of both
+/// formats), is converted at open and nothing is lost.
+#[test]
+fn version_7_disc_keys_are_converted_at_open() {
+    for stride in [1, 3] {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = ManualClock::new(T0);
+        let urls = discovered_and_scheduled(dir.path(), &clock);
+        let rewritten = make_version_7(dir.path(), stride);
+        assert_eq!(rewritten, 40 / stride, "stride {stride}");
+        let old = segment_keys(dir.path());
+        assert_eq!(old.iter().filter(|k| k.len() == 20).count(), rewritten);
+        served_once_in_discovery_order(dir.path(), &clock, &urls, &format!("stride {stride}"));
+    }
+}
+
+/// A format-7 segment keyspace holding a key that is neither a format-5
+/// nor a format-8 one is a `Corrupt` error at open, not a panic, and the
+/// directory stays a format-7 one.
+#[test]
+fn malformed_version_7_disc_keys_are_corrupt_at_open() {
+    for bad in [&b"short"[..], &[0u8; 21][..]] {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = ManualClock::new(T0);
+        discovered_and_scheduled(dir.path(), &clock);
+        make_version_7(dir.path(), 2);
+        insert_raw(dir.path(), "disc.1", bad, b"x");
+        match try_open(dir.path(), &clock, "hash") {
+            Err(FrontierError::Corrupt { .. }) => {}
+            Err(other) => panic!("{bad:?}: expected Corrupt, got {other}"),
+            Ok(_) => panic!("{bad:?}: opened"),
+        }
+        let format = std::fs::read(dir.path().join("FORMAT")).unwrap();
+        assert_eq!(format[4..8], 7u32.to_le_bytes(), "{bad:?}");
+    }
 }
 
 /// Moves the entries of the closed state in `dir` from its segment
@@ -297,6 +407,7 @@ fn served_once_in_discovery_order(
 /// upgrade would have put them), removing the segment keyspaces left empty,
 /// and marks the directory version 6. Returns the entries moved.
 fn make_version_6(dir: &std::path::Path, stride: usize) -> usize {
+    make_version_7(dir, 1);
     let db = fjall::Database::builder(dir.join("store")).open().unwrap();
     let disc = db
         .keyspace("disc", fjall::KeyspaceCreateOptions::default)
