@@ -227,13 +227,19 @@ fn make_version_4(dir: &std::path::Path, stride: usize) -> usize {
 /// one stays where it was.
 #[test]
 fn version_4_disc_keys_are_converted_at_open() {
-    for stride in [1, 2] {
+    upgraded_at_open(make_version_4, &[1, 2]);
+}
+
+/// Makes the state of [`discovered_and_scheduled`], turns it into an older
+/// version's with `make(dir, stride)` (which changes 40 / `stride` entries
+/// and leaves the rest as a cut-short upgrade would), and checks that it
+/// opens upgraded with nothing lost.
+fn upgraded_at_open(make: fn(&std::path::Path, usize) -> usize, strides: &[usize]) {
+    for &stride in strides {
         let dir = tempfile::tempdir().unwrap();
         let clock = ManualClock::new(T0);
         let urls = discovered_and_scheduled(dir.path(), &clock);
-        let rewritten = make_version_4(dir.path(), stride);
-        assert_eq!(rewritten, 40 / stride, "stride {stride}");
-
+        assert_eq!(make(dir.path(), stride), 40 / stride, "stride {stride}");
         served_once_in_discovery_order(dir.path(), &clock, &urls, &format!("stride {stride}"));
     }
 }
@@ -295,10 +301,8 @@ fn served_once_in_discovery_order(
     assert_eq!(keys.len(), 40, "{case}");
 }
 
-/// The keys of every segment keyspace (`disc.N`) of the closed state in
-/// `dir`, segment by segment.
-fn segment_keys(dir: &std::path::Path) -> Vec<Vec<u8>> {
-    let db = fjall::Database::builder(dir.join("store")).open().unwrap();
+/// Names of the segment keyspaces (`disc.N`) of `db`, sorted.
+fn segment_names(db: &fjall::Database) -> Vec<String> {
     let mut names: Vec<String> = db
         .list_keyspace_names()
         .iter()
@@ -306,6 +310,14 @@ fn segment_keys(dir: &std::path::Path) -> Vec<Vec<u8>> {
         .map(|n| n.to_string())
         .collect();
     names.sort();
+    names
+}
+
+/// The keys of every segment keyspace (`disc.N`) of the closed state in
+/// `dir`, segment by segment.
+fn segment_keys(dir: &std::path::Path) -> Vec<Vec<u8>> {
+    let db = fjall::Database::builder(dir.join("store")).open().unwrap();
+    let names = segment_names(&db);
     let mut keys = Vec::new();
     for name in names {
         let seg = db
@@ -324,13 +336,7 @@ fn segment_keys(dir: &std::path::Path) -> Vec<Vec<u8>> {
 /// (`open`). Returns the keys rewritten.
 fn make_version_7(dir: &std::path::Path, stride: usize) -> usize {
     let db = fjall::Database::builder(dir.join("store")).open().unwrap();
-    let mut names: Vec<String> = db
-        .list_keyspace_names()
-        .iter()
-        .filter(|n| n.starts_with("disc."))
-        .map(|n| n.to_string())
-        .collect();
-    names.sort();
+    let names = segment_names(&db);
     let (mut rewritten, mut i) = (0, 0);
     for name in names {
         let seg = db
@@ -368,16 +374,7 @@ fn make_version_7(dir: &std::path::Path, stride: usize) -> usize {
 /// formats), is converted at open and nothing is lost.
 #[test]
 fn version_7_disc_keys_are_converted_at_open() {
-    for stride in [1, 3] {
-        let dir = tempfile::tempdir().unwrap();
-        let clock = ManualClock::new(T0);
-        let urls = discovered_and_scheduled(dir.path(), &clock);
-        let rewritten = make_version_7(dir.path(), stride);
-        assert_eq!(rewritten, 40 / stride, "stride {stride}");
-        let old = segment_keys(dir.path());
-        assert_eq!(old.iter().filter(|k| k.len() == 20).count(), rewritten);
-        served_once_in_discovery_order(dir.path(), &clock, &urls, &format!("stride {stride}"));
-    }
+    upgraded_at_open(make_version_7, &[1, 3]);
 }
 
 /// A format-7 segment keyspace holding a key that is neither a format-5
@@ -385,20 +382,12 @@ fn version_7_disc_keys_are_converted_at_open() {
 /// directory stays a format-7 one.
 #[test]
 fn malformed_version_7_disc_keys_are_corrupt_at_open() {
-    for bad in [&b"short"[..], &[0u8; 21][..]] {
-        let dir = tempfile::tempdir().unwrap();
-        let clock = ManualClock::new(T0);
-        discovered_and_scheduled(dir.path(), &clock);
-        make_version_7(dir.path(), 2);
-        insert_raw(dir.path(), "disc.1", bad, b"x");
-        match try_open(dir.path(), &clock, "hash") {
-            Err(FrontierError::Corrupt { .. }) => {}
-            Err(other) => panic!("{bad:?}: expected Corrupt, got {other}"),
-            Ok(_) => panic!("{bad:?}: opened"),
-        }
-        let format = std::fs::read(dir.path().join("FORMAT")).unwrap();
-        assert_eq!(format[4..8], 7u32.to_le_bytes(), "{bad:?}");
-    }
+    corrupt_at_open(
+        make_version_7,
+        7,
+        "disc.1",
+        &[&b"short"[..], &[0u8; 21][..]],
+    );
 }
 
 /// Moves the entries of the closed state in `dir` from its segment
@@ -412,13 +401,7 @@ fn make_version_6(dir: &std::path::Path, stride: usize) -> usize {
     let disc = db
         .keyspace("disc", fjall::KeyspaceCreateOptions::default)
         .unwrap();
-    let mut names: Vec<String> = db
-        .list_keyspace_names()
-        .iter()
-        .filter(|n| n.starts_with("disc."))
-        .map(|n| n.to_string())
-        .collect();
-    names.sort();
+    let names = segment_names(&db);
     let mut moved = 0;
     let mut i = 0;
     for name in names {
@@ -464,22 +447,34 @@ fn insert_raw(dir: &std::path::Path, name: &str, key: &[u8], value: &[u8]) {
 /// A format-6 `disc` keyspace holding a key that is not a format-5 one (a
 /// wrong length, or segment 0) is a `Corrupt` error at open, not a panic,
 /// and the directory stays a format-6 one.
-#[test]
-fn malformed_version_6_disc_keys_are_corrupt_at_open() {
-    for bad in [&b"short"[..], &[0u8; 20][..]] {
+/// Makes an older version's state with `make` (every entry changed), adds
+/// each key of `bad` to keyspace `ks` in turn, and checks that the open
+/// fails with `Corrupt` (no panic) and leaves the directory at `version`.
+fn corrupt_at_open(
+    make: fn(&std::path::Path, usize) -> usize,
+    version: u32,
+    ks: &str,
+    bad: &[&[u8]],
+) {
+    for bad in bad {
         let dir = tempfile::tempdir().unwrap();
         let clock = ManualClock::new(T0);
         discovered_and_scheduled(dir.path(), &clock);
-        make_version_6(dir.path(), 1);
-        insert_raw(dir.path(), "disc", bad, b"x");
+        make(dir.path(), 1);
+        insert_raw(dir.path(), ks, bad, b"x");
         match try_open(dir.path(), &clock, "hash") {
             Err(FrontierError::Corrupt { .. }) => {}
             Err(other) => panic!("{bad:?}: expected Corrupt, got {other}"),
             Ok(_) => panic!("{bad:?}: opened"),
         }
         let format = std::fs::read(dir.path().join("FORMAT")).unwrap();
-        assert_eq!(format[4..8], 6u32.to_le_bytes(), "{bad:?}");
+        assert_eq!(format[4..8], version.to_le_bytes(), "{bad:?}");
     }
+}
+
+#[test]
+fn malformed_version_6_disc_keys_are_corrupt_at_open() {
+    corrupt_at_open(make_version_6, 6, "disc", &[&b"short"[..], &[0u8; 20][..]]);
 }
 
 /// Format 7 keeps each `disc` segment in its own keyspace; a format-6
@@ -487,14 +482,7 @@ fn malformed_version_6_disc_keys_are_corrupt_at_open() {
 /// (entries in both), is moved at open and nothing is lost.
 #[test]
 fn version_6_disc_is_moved_into_segment_keyspaces_at_open() {
-    for stride in [1, 3] {
-        let dir = tempfile::tempdir().unwrap();
-        let clock = ManualClock::new(T0);
-        let urls = discovered_and_scheduled(dir.path(), &clock);
-        let moved = make_version_6(dir.path(), stride);
-        assert_eq!(moved, 40 / stride, "stride {stride}");
-        served_once_in_discovery_order(dir.path(), &clock, &urls, &format!("stride {stride}"));
-    }
+    upgraded_at_open(make_version_6, &[1, 3]);
 }
 
 /// `disc` keys hold segments up to 65,535 and seqs below 2^48: URLs
