@@ -10,8 +10,8 @@
 //!     queues  qid          -> QueueRec
 //!     urls    qid | URL key             -> UrlState (completed body, or pointer of an indexed pending URL)
 //!     sched   qid | next fetch | seq    -> Body (pending URLs put with a schedule, FIFO by key order)
-//!     disc.N  seg | qid | seq | next    -> Body (discovered pending URLs of segment N, appended;
-//!                                          20-byte keys, see `disc`; one keyspace per segment, see `segments`)
+//!     disc.N  qid | seq | next          -> Body (discovered pending URLs of segment N, appended;
+//!                                          18-byte keys, see `disc`; one keyspace per segment, see `segments`)
 //! ```
 
 use std::path::{Path, PathBuf};
