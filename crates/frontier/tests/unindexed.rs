@@ -190,14 +190,7 @@ fn make_version_4(dir: &std::path::Path, stride: usize) -> usize {
     let disc = db
         .keyspace("disc", fjall::KeyspaceCreateOptions::default)
         .unwrap();
-    let mut batch = db.batch();
-    let mut rewritten = 0;
-    for (i, kv) in disc.iter().enumerate() {
-        let (k, v) = kv.into_inner().unwrap();
-        assert_eq!(k.len(), 20, "format-5 disc key");
-        if i % stride != 0 {
-            continue;
-        }
+    let rewritten = rewrite_keys(&db, &disc, stride, &mut 0, 20, |k| {
         // Format 5: seg u16 BE | qid u32 LE | seq 48 bits BE | next u64 BE.
         let seg = u32::from(u16::from_be_bytes([k[0], k[1]]));
         let qid = u32::from_le_bytes(k[2..6].try_into().unwrap());
@@ -209,15 +202,40 @@ fn make_version_4(dir: &std::path::Path, stride: usize) -> usize {
         old.extend_from_slice(&qid.to_be_bytes());
         old.extend_from_slice(&seq.to_be_bytes());
         old.extend_from_slice(&k[12..20]);
-        batch.insert(&disc, old, v);
-        batch.remove(&disc, k);
-        rewritten += 1;
-    }
-    batch.commit().unwrap();
+        old
+    });
     db.persist(fjall::PersistMode::SyncAll).unwrap();
     drop(disc);
     drop(db);
     write_format(dir, 4);
+    rewritten
+}
+
+/// Rewrites the keys of keyspace `ks` (each `len` bytes) with `old`, in
+/// one batch, values unchanged: every `stride`-th key, counted by `seen`
+/// (which goes on across calls). Returns the keys rewritten.
+fn rewrite_keys(
+    db: &fjall::Database,
+    ks: &fjall::Keyspace,
+    stride: usize,
+    seen: &mut usize,
+    len: usize,
+    old: impl Fn(&[u8]) -> Vec<u8>,
+) -> usize {
+    let mut batch = db.batch();
+    let mut rewritten = 0;
+    for kv in ks.iter() {
+        let (k, v) = kv.into_inner().unwrap();
+        assert_eq!(k.len(), len, "disc key length");
+        *seen += 1;
+        if *seen % stride != 0 {
+            continue;
+        }
+        batch.insert(ks, old(&k), v);
+        batch.remove(ks, k);
+        rewritten += 1;
+    }
+    batch.commit().unwrap();
     rewritten
 }
 
@@ -343,24 +361,14 @@ fn make_version_7(dir: &std::path::Path, stride: usize) -> usize {
             .keyspace(&name, fjall::KeyspaceCreateOptions::default)
             .unwrap();
         let n: u16 = name["disc.".len()..].parse().unwrap();
-        let mut batch = db.batch();
-        for kv in seg.iter() {
-            let (k, v) = kv.into_inner().unwrap();
-            assert_eq!(k.len(), 18, "format-8 disc key");
-            i += 1;
-            if i % stride != 0 {
-                continue;
-            }
+        rewritten += rewrite_keys(&db, &seg, stride, &mut i, 18, |k| {
             let qid = u32::from_be_bytes(k[..4].try_into().unwrap());
             let mut old = Vec::with_capacity(20);
             old.extend_from_slice(&n.to_be_bytes());
             old.extend_from_slice(&qid.to_le_bytes());
             old.extend_from_slice(&k[4..]);
-            batch.insert(&seg, old, v);
-            batch.remove(&seg, k);
-            rewritten += 1;
-        }
-        batch.commit().unwrap();
+            old
+        });
     }
     db.persist(fjall::PersistMode::SyncAll).unwrap();
     drop(db);
