@@ -228,7 +228,7 @@ fn rewrite_keys(
         let (k, v) = kv.into_inner().unwrap();
         assert_eq!(k.len(), len, "disc key length");
         *seen += 1;
-        if *seen % stride != 0 {
+        if !(*seen).is_multiple_of(stride) {
             continue;
         }
         batch.insert(ks, old(&k), v);
