@@ -385,19 +385,6 @@ impl Store {
         }
         Ok(())
     }
-
-    /// The `disc` entries of queue `qid` from seq `from` (flagged) through
-    /// segment `hi`, in seq order.
-    pub fn disc_scan(&self, qid: u32, from: u64, hi: u32) -> DiscScan<'_> {
-        DiscScan {
-            store: self,
-            qid,
-            seg: seg_of(from, self.seg_bits),
-            from,
-            hi,
-            iter: None,
-        }
-    }
 }
 
 /// A `sched` key (20 bytes) or a `disc` key (18), on the stack: the bytes
@@ -407,46 +394,6 @@ pub struct PendingKey([u8; 20], usize);
 impl AsRef<[u8]> for PendingKey {
     fn as_ref(&self) -> &[u8] {
         &self.0[..self.1]
-    }
-}
-
-/// Iterator of [`Store::disc_scan`]: one range scan per segment.
-pub struct DiscScan<'a> {
-    store: &'a Store,
-    qid: u32,
-    seg: u32,
-    from: u64,
-    hi: u32,
-    iter: Option<fjall::Iter>,
-}
-
-impl Iterator for DiscScan<'_> {
-    type Item = Result<(LeaseKey, UserValue)>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            if let Some(it) = &mut self.iter {
-                if let Some(kv) = it.next() {
-                    return Some(kv.into_inner().map_err(Into::into).and_then(|(k, v)| {
-                        let (_, pos) = parse_disc_key(&k)?;
-                        Ok((pos, v))
-                    }));
-                }
-                self.iter = None;
-                self.seg = self.seg.checked_add(1)?;
-            }
-            if self.seg > self.hi.min(MAX_SEG) {
-                return None;
-            }
-            let Some(ks) = self.store.segs.get(self.seg) else {
-                self.seg = self.seg.checked_add(1)?;
-                continue;
-            };
-            self.store.segs.note_read(self.seg);
-            let from = disc_key(self.qid, self.from, 0);
-            let to = disc_key(self.qid, SEQ_LIMIT - 1, u64::MAX);
-            self.iter = Some(ks.range(from..=to));
-        }
     }
 }
 

@@ -22,6 +22,7 @@ use fjall::UserValue;
 
 use crate::codec::{Body, parse_sched_key, sched_key};
 use crate::disc::order;
+use crate::discscan::DiscCursors;
 use crate::error::Result;
 use crate::frontier::Frontier;
 use crate::table::{LeaseKey, Queue, Table};
@@ -35,6 +36,14 @@ struct Ask {
     now_ms: u64,
     lease_ms: u64,
     per_queue: usize,
+}
+
+/// What a call has leased so far, and its open `disc` iterators (see
+/// `discscan`).
+#[derive(Default)]
+struct Leased {
+    out: Vec<UrlRecord>,
+    disc: DiscCursors,
 }
 
 impl Frontier {
@@ -61,7 +70,7 @@ impl Frontier {
             None => None,
         };
         t.get_calls += 1;
-        let mut out = Vec::new();
+        let mut out = Leased::default();
         if let Some(key) = params.key.as_deref().filter(|k| !k.is_empty()) {
             let qids: Vec<u32> = t
                 .crawls
@@ -72,10 +81,10 @@ impl Frontier {
             for qid in qids.into_iter().take(limit(params.max_queues)) {
                 self.serve_queue(&mut t, qid, usize::MAX, &ask, &mut out)?;
             }
-            return Ok(out);
+            return Ok(out.out);
         }
         self.serve_ring(&mut t, crawl, limit(params.max_queues), &ask, &mut out)?;
-        Ok(out)
+        Ok(out.out)
     }
 
     /// The deficit round-robin over domains.
@@ -85,7 +94,7 @@ impl Frontier {
         crawl: Option<u32>,
         max_queues: usize,
         ask: &Ask,
-        out: &mut Vec<UrlRecord>,
+        out: &mut Leased,
     ) -> Result<()> {
         let n = t.domains.len();
         let mut served = 0;
@@ -128,7 +137,7 @@ impl Frontier {
         di: usize,
         max_queues: usize,
         ask: &Ask,
-        out: &mut Vec<UrlRecord>,
+        out: &mut Leased,
     ) -> Result<usize> {
         let len = t.domains[di].queues.len();
         if t.domains[di].empty_at == Some(t.grows) {
@@ -181,7 +190,7 @@ impl Frontier {
         qid: u32,
         budget: usize,
         ask: &Ask,
-        out: &mut Vec<UrlRecord>,
+        out: &mut Leased,
     ) -> Result<usize> {
         let stamp = t.get_calls;
         let Some(q) = t.queues.get(&qid) else {
@@ -224,7 +233,7 @@ impl Frontier {
         room: usize,
         ask: &Ask,
         crawl: &str,
-        out: &mut Vec<UrlRecord>,
+        out: &mut Leased,
     ) -> Result<usize> {
         let from = sched_key(qid, q.scan_from.0, q.scan_from.1);
         let to = sched_key(qid, u64::MAX, u64::MAX);
@@ -233,7 +242,9 @@ impl Frontier {
             let (_, next_fetch, seq) = parse_sched_key(&k)?;
             Ok(((next_fetch, seq), v))
         });
-        let disc = self.store.disc_scan(qid, q.disc_from, q.disc_hi);
+        let disc = self
+            .store
+            .disc_scan(&mut out.disc, qid, q.disc_from, q.disc_hi);
         let mut heads = [Head::new(Box::new(sched))?, Head::new(Box::new(disc))?];
         let mut got = 0;
         let mut full = false;
@@ -256,7 +267,7 @@ impl Frontier {
             q.leases.insert(pos, expiry);
             q.by_url.insert(url_hash(&body.url), pos);
             q.lease_min_expiry_ms = q.lease_min_expiry_ms.min(expiry);
-            out.push(record(crawl, &q.rec.key, body, pos.0));
+            out.out.push(record(crawl, &q.rec.key, body, pos.0));
             got += 1;
             if got == room {
                 full = true;

@@ -23,6 +23,7 @@ mod control;
 mod counters;
 mod delete;
 mod disc;
+mod discscan;
 mod error;
 #[cfg(target_os = "linux")]
 mod fresh;

@@ -133,7 +133,7 @@ pub fn run(a: FrontierArgs) -> anyhow::Result<ExitCode> {
     phase_memory(&format!("put phase {put_s:.1} s"));
     let stored = f.stats("", None).size;
     let seen_bytes = f.seen_bytes();
-    let (served, get_s) = get_phase(&f)?;
+    let (served, get_s) = get_phase(&f, stored)?;
     phase_memory(&format!("get phase {get_s:.1} s"));
     let t = Instant::now();
     f.close().context("closing")?;
@@ -228,7 +228,8 @@ fn produce(f: &Frontier, stream: &Stream, from: u64, to: u64) -> anyhow::Result<
 }
 
 /// Leases and completes everything; returns (URLs served, seconds).
-fn get_phase(f: &Frontier) -> anyhow::Result<(u64, f64)> {
+/// Prints the progress to stderr at each tenth of `stored` (long runs).
+fn get_phase(f: &Frontier, stored: u64) -> anyhow::Result<(u64, f64)> {
     f.set_delay("", None, 0)?;
     let params = GetParams {
         max_queues: 1000,
@@ -239,12 +240,21 @@ fn get_phase(f: &Frontier) -> anyhow::Result<(u64, f64)> {
     let t = Instant::now();
     let mut served = 0u64;
     let mut pending = VecDeque::new();
+    let tenth = (stored / 10).max(1);
     loop {
         let got = f.get(&params)?;
         if got.is_empty() {
             break;
         }
+        let before = served / tenth;
         served += got.len() as u64;
+        if served / tenth > before {
+            let s = t.elapsed().as_secs_f64();
+            eprintln!(
+                "get phase: {served} served in {s:.1} s ({:.0}/s so far)",
+                served as f64 / s
+            );
+        }
         for chunk in got.chunks(256) {
             let done: Vec<_> = chunk
                 .iter()
