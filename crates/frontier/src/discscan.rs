@@ -1,14 +1,14 @@
-//! Reading queues' `disc` entries for `get`, with one iterator per segment
-//! shared by every queue that one `get` call visits.
+//! Reading queues' `disc` entries for `get`, with segment iterators shared
+//! by the queues that one `get` call visits.
 //!
 //! ```text
-//! get call ─ DiscCursors { segment → Cursor }   (dropped when the call ends)
+//! get call ─ DiscCursors { segment → up to 8 Cursors }   (dropped when the call ends)
 //!   Cursor: fjall range iterator opened at key `start`
 //!           entries handed out: exactly the keys in [start, last]
 //!           head: the next entry, read but not handed out
-//!   lease(q7)  ─ DiscScan(q7) ─ seg 1: position at (q7, from) ─ take while head's queue is q7
-//!                             ─ seg 2: …                    ─ …
-//!   lease(q9)  ─ DiscScan(q9) ─ seg 1: step forward from the head to (q9, from), take …
+//!   lease(q7)  ─ DiscScan(q7) ─ seg 1: a cursor at (q7, from) ─ take while head's queue is q7
+//!                             ─ seg 2: …                     ─ …
+//!   lease(q9)  ─ DiscScan(q9) ─ seg 1: the same cursor stepped on to (q9, from), take …
 //! ```
 //!
 //! Why: a segment holds the URLs of all queues for its stretch of
@@ -16,19 +16,24 @@
 //! few in each segment. Serving it opened a range in every segment: at
 //! 100M URLs over 1M hosts (100 segments, about one URL per queue per
 //! segment) one range per URL served, each a table index lookup and a
-//! block load. A `get` pass visits queues mostly in id order (see `disc`),
-//! the order of a segment's keys, so one iterator per segment, stepped
-//! forward, serves the call.
+//! block load. A `get` call visits queues in runs of ascending ids (the
+//! domain ring is in id order, see `disc`; a domain's hosts are served in
+//! turn, so a call holds one run per host rank), the order of a segment's
+//! keys, so a cursor per run and segment, stepped forward, serves them.
 //!
-//! Invariants: a cursor is used for a scan whose first key is `target` only
-//! if `target >= start` and `target > last`: no entry at or past `target`
-//! has been handed out, so none is missed. The cursor steps over at most
-//! [`MAX_STEP`] entries to reach `target`; further away, or behind, it is
-//! reopened at `target` (one range open, as before). The cursors live for
-//! one `get` call, under the table lock with the commits drained, so no
-//! `disc` entry is added while they are open (and each iterator reads a
-//! snapshot anyway). Memory: one iterator (its snapshot and current
-//! blocks) per segment the call touches.
+//! Choice of cursor for a scan starting at `target`: one whose head is at
+//! or past it (nothing to read), else the one closest behind it if its
+//! queue id is within [`NEAR_QIDS`] and [`MAX_STEP`] steps reach it, else
+//! a new range at `target` (the cost of the old way), replacing the least
+//! recently used of the segment's [`CURSORS_PER_SEG`].
+//!
+//! Invariants: a cursor is used for a scan starting at `target` only if
+//! `target >= start` and `target > last`: no entry at or past `target` has
+//! been handed out, so none is missed. The cursors live for one `get`
+//! call, under the table lock with the commits drained, so no `disc` entry
+//! is added while they are open (and each iterator reads a snapshot
+//! anyway). Memory: at most [`CURSORS_PER_SEG`] iterators (a snapshot and
+//! the current block of each table) per segment the call touches.
 
 use std::collections::HashMap;
 
@@ -39,25 +44,38 @@ use crate::error::Result;
 use crate::store::Store;
 use crate::table::LeaseKey;
 
-/// Entries a cursor steps over to reach a scan's first key before it is
-/// reopened there instead (a step reads one entry; an open looks up the
-/// table index and loads a block).
+/// Entries a cursor steps over to reach a scan's first key before a new
+/// one is opened there instead (a step reads one entry; an open looks up
+/// the table index and loads a block).
 const MAX_STEP: usize = 64;
+
+/// Queue ids a cursor may be behind a scan's queue and still be stepped
+/// (further, the entries between are likely more than [`MAX_STEP`]).
+const NEAR_QIDS: u32 = 16;
+
+/// Cursors kept per segment: a call that serves a domain's hosts in turn
+/// visits several ascending runs of queue ids at once (one per host of a
+/// domain), and each run keeps its own cursor.
+const CURSORS_PER_SEG: usize = 8;
 
 /// The open segment iterators of one `get` call.
 #[derive(Default)]
 pub struct DiscCursors {
-    open: HashMap<u32, Cursor>,
+    open: HashMap<u32, Vec<Cursor>>,
+    /// Scans positioned so far (orders cursors by last use).
+    tick: u64,
     /// Ranges opened (for the call's counters and tests).
     pub opened: u64,
 }
 
-/// One segment's iterator and its position (see the module docs).
+/// One segment iterator and its position (see the module docs).
 struct Cursor {
     iter: fjall::Iter,
     start: [u8; 18],
     last: Option<[u8; 18]>,
     head: Option<Entry>,
+    /// `DiscCursors::tick` of its last use.
+    used: u64,
 }
 
 /// A `disc` entry read from a segment.
@@ -75,6 +93,7 @@ impl Cursor {
             start: target,
             last: None,
             head: None,
+            used: 0,
         };
         c.head = c.read()?;
         Ok(c)
@@ -111,6 +130,13 @@ impl Cursor {
         *target >= self.start && self.last.is_none_or(|l| *target > l)
     }
 
+    /// Sort key of the cursors that may serve `target` (see
+    /// [`DiscCursors::position`]): the head's key, or past every key when it
+    /// has none (nothing left: as good as positioned).
+    fn reach(&self) -> [u8; 18] {
+        self.head.as_ref().map_or([u8::MAX; 18], |e| e.key)
+    }
+
     /// Steps to the first entry at or past `target`; false if that is more
     /// than [`MAX_STEP`] entries away.
     fn step_to(&mut self, target: &[u8; 18]) -> Result<bool> {
@@ -126,31 +152,73 @@ impl Cursor {
 }
 
 impl DiscCursors {
-    /// Leaves segment `seg`'s cursor on the first entry at or past
-    /// `target`, reusing the open one when it can.
-    fn position(&mut self, store: &Store, seg: u32, ks: &Keyspace, target: [u8; 18]) -> Result<()> {
-        if let Some(c) = self.open.get_mut(&seg)
-            && c.serves(&target)
-        {
-            match c.step_to(&target) {
-                Ok(true) => return Ok(()),
-                Ok(false) => {}
-                Err(e) => {
-                    self.open.remove(&seg);
-                    return Err(e);
+    /// Leaves one of segment `seg`'s cursors on the first entry at or past
+    /// `target` and returns its index: one already there, or the one closest
+    /// behind it if near enough to step, or a new one (replacing the least
+    /// recently used when the segment has [`CURSORS_PER_SEG`]).
+    fn position(
+        &mut self,
+        store: &Store,
+        seg: u32,
+        ks: &Keyspace,
+        target: [u8; 18],
+    ) -> Result<usize> {
+        self.tick += 1;
+        let tick = self.tick;
+        let cursors = self.open.entry(seg).or_default();
+        let there = cursors
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.serves(&target))
+            .map(|(i, c)| (c.reach() >= target, c.reach(), i));
+        // Positioned ones first (the lowest head), else the highest head.
+        let best = there.min_by(|a, b| match (a.0, b.0) {
+            (true, true) => a.1.cmp(&b.1),
+            (false, false) => b.1.cmp(&a.1),
+            (x, y) => y.cmp(&x),
+        });
+        if let Some((_, _, i)) = best {
+            let c = &mut cursors[i];
+            let near = c
+                .head
+                .as_ref()
+                .is_none_or(|e| target_qid(&target) - e.qid.min(target_qid(&target)) <= NEAR_QIDS);
+            if near {
+                match c.step_to(&target) {
+                    Ok(true) => {
+                        c.used = tick;
+                        return Ok(i);
+                    }
+                    Ok(false) => {}
+                    Err(e) => {
+                        cursors.swap_remove(i);
+                        return Err(e);
+                    }
                 }
             }
         }
         store.segs.note_read(seg);
         self.opened += 1;
-        let c = Cursor::open(ks, target)?;
-        self.open.insert(seg, c);
-        Ok(())
+        let mut c = Cursor::open(ks, target)?;
+        c.used = tick;
+        if cursors.len() < CURSORS_PER_SEG {
+            cursors.push(c);
+            return Ok(cursors.len() - 1);
+        }
+        let lru = (0..cursors.len())
+            .min_by_key(|&i| cursors[i].used)
+            .unwrap_or(0);
+        cursors[lru] = c;
+        Ok(lru)
     }
 
-    /// Segment `seg`'s head if it belongs to queue `qid`, handed out.
-    fn take(&mut self, seg: u32, qid: u32) -> Result<Option<(LeaseKey, UserValue)>> {
-        let Some(c) = self.open.get_mut(&seg) else {
+    /// The head of cursor `i` of segment `seg` if it belongs to queue
+    /// `qid`, handed out.
+    fn take(&mut self, seg: u32, i: usize, qid: u32) -> Result<Option<(LeaseKey, UserValue)>> {
+        let Some(cursors) = self.open.get_mut(&seg) else {
+            return Ok(None);
+        };
+        let Some(c) = cursors.get_mut(i) else {
             return Ok(None);
         };
         if c.head.as_ref().is_none_or(|e| e.qid != qid) {
@@ -159,11 +227,16 @@ impl DiscCursors {
         match c.advance() {
             Ok(e) => Ok(e.map(|e| (e.pos, e.value))),
             Err(e) => {
-                self.open.remove(&seg);
+                cursors.swap_remove(i);
                 Err(e)
             }
         }
     }
+}
+
+/// The queue id of a `disc` key.
+fn target_qid(k: &[u8; 18]) -> u32 {
+    u32::from_be_bytes([k[0], k[1], k[2], k[3]])
 }
 
 impl Store {
@@ -183,7 +256,7 @@ impl Store {
             seg: seg_of(from, self.seg_bits),
             from,
             hi,
-            on: false,
+            at: None,
         }
     }
 }
@@ -196,8 +269,8 @@ pub struct DiscScan<'a> {
     seg: u32,
     from: u64,
     hi: u32,
-    /// Whether segment `seg`'s cursor has been positioned for this queue.
-    on: bool,
+    /// The cursor of segment `seg` positioned for this queue.
+    at: Option<usize>,
 }
 
 impl Iterator for DiscScan<'_> {
@@ -205,16 +278,16 @@ impl Iterator for DiscScan<'_> {
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
-            if self.on {
-                match self.cursors.take(self.seg, self.qid) {
+            if let Some(i) = self.at {
+                match self.cursors.take(self.seg, i, self.qid) {
                     Ok(Some(found)) => return Some(Ok(found)),
                     Ok(None) => {
-                        self.on = false;
+                        self.at = None;
                         self.seg = self.seg.checked_add(1)?;
                     }
                     Err(e) => {
                         // Nothing more from this scan after an error.
-                        self.on = false;
+                        self.at = None;
                         self.seg = u32::MAX;
                         return Some(Err(e));
                     }
@@ -228,11 +301,13 @@ impl Iterator for DiscScan<'_> {
                 continue;
             };
             let target = disc_key(self.qid, self.from, 0);
-            if let Err(e) = self.cursors.position(self.store, self.seg, ks, target) {
-                self.seg = u32::MAX;
-                return Some(Err(e));
+            match self.cursors.position(self.store, self.seg, ks, target) {
+                Ok(i) => self.at = Some(i),
+                Err(e) => {
+                    self.seg = u32::MAX;
+                    return Some(Err(e));
+                }
             }
-            self.on = true;
         }
     }
 }
@@ -245,11 +320,11 @@ mod tests {
     use crate::disc::DISC;
     use crate::store::StoreOptions;
 
-    /// A store with 4 URLs per segment holding `entries` (qid, seq) as
-    /// `disc` entries whose body is `qid:seq`.
-    fn store_with(dir: &std::path::Path, entries: &[(u32, u64)]) -> Store {
+    /// A store with 2^`bits` URLs per segment holding `entries` (qid, seq)
+    /// as `disc` entries whose body is `qid:seq`.
+    fn store_bits(dir: &std::path::Path, entries: &[(u32, u64)], bits: u8) -> Store {
         let opts = StoreOptions {
-            segment_bits: 2,
+            segment_bits: bits,
             ..StoreOptions::default()
         };
         let store = Store::open(dir, opts).unwrap();
@@ -264,6 +339,11 @@ mod tests {
         }
         batch.commit().unwrap();
         store
+    }
+
+    /// [`store_bits`] with 4 URLs per segment.
+    fn store_with(dir: &std::path::Path, entries: &[(u32, u64)]) -> Store {
+        store_bits(dir, entries, 2)
     }
 
     /// The first `take` entries of a scan, as (seq, body).
@@ -304,6 +384,17 @@ mod tests {
         v
     }
 
+    /// Queue `qid`'s entries, in seq order (all of them: at most 9).
+    fn expected_all(entries: &[(u32, u64)], qid: u32) -> Vec<(u64, String)> {
+        let mut v: Vec<_> = entries
+            .iter()
+            .filter(|&&(q, _)| q == qid)
+            .map(|&(q, s)| (s, format!("{q}:{s}")))
+            .collect();
+        v.sort();
+        v
+    }
+
     #[test]
     fn queues_in_id_order_share_one_iterator_per_segment() {
         let d = tempfile::tempdir().unwrap();
@@ -321,6 +412,30 @@ mod tests {
         let got = scan(&store, &mut c, 2, 0, 6, usize::MAX);
         assert_eq!(got, expected(&entries, 2, 0, 6, usize::MAX));
         assert_eq!(c.opened, 12);
+    }
+
+    #[test]
+    fn interleaved_runs_of_queue_ids_keep_a_cursor_each() {
+        let d = tempfile::tempdir().unwrap();
+        // 400 queues, 1,600 URLs, 512 per segment: every queue in each of
+        // the 4 segments.
+        let entries: Vec<(u32, u64)> = (0..1600).map(|s| ((s % 400) as u32, s)).collect();
+        let store = store_bits(d.path(), &entries, 9);
+        let mut c = DiscCursors::default();
+        // Domains of four hosts 100 ids apart, served host by host: four
+        // ascending runs, interleaved.
+        for base in 0..100 {
+            for run in 0..4 {
+                let qid = base + 100 * run;
+                assert_eq!(
+                    scan(&store, &mut c, qid, 0, 4, 9),
+                    expected_all(&entries, qid)
+                );
+            }
+        }
+        // At most a cursor per run and segment (segment 4 holds only the
+        // queues from 336 on), where a range per queue and segment is 1,600.
+        assert!((4..=16).contains(&c.opened), "{} ranges opened", c.opened);
     }
 
     #[test]
