@@ -4,7 +4,7 @@
 //! ```text
 //! Segments
 //! ├─ table: 256 × lazily made [256 × OnceLock<Seg>]     seg = hi·256 + lo, 1..=MAX_SEG
-//! │     Seg { ks: Keyspace "disc.<seg>", removals: AtomicU32, merge_asked: AtomicBool }
+//! │     Seg { ks: Keyspace "disc.<seg>", removals: AtomicU32, removed: AtomicU64, merge_asked: AtomicBool }
 //! ├─ top: AtomicU32        highest segment with a keyspace (0: none)
 //! ├─ make: Mutex<()>       held while a keyspace is made
 //! └─ compactor             merges a segment's tables on its first read below the top
@@ -34,6 +34,14 @@
 //! top (`Store::disc_scan`), the segment is handed to `segcompact`, which
 //! merges its ~16 level-0 tables into one run in the background: a queue's
 //! read then seeks one table per segment instead of each of them.
+//! Completions then write tombstones into the segment, flushed into more
+//! tables, and a read walks through them and the entries they remove
+//! (at 100M URLs the `get` phase slowed pass after pass). So each time a
+//! quarter of a segment's URLs (2^bits / 4, [`Segments::with_remerge`]) has
+//! been removed since, it is handed to `segcompact` again: the merge drops
+//! the tombstones with their entries. 10M URLs with 77 segments: `get`
+//! 33–37k → 48k URLs/s; with the default 10: 74k → 84k (docs/BENCHMARKS.md,
+//! "Session 21").
 //!
 //! Invariants: `table[seg]` is set only once its keyspace exists in the
 //! database (made or found at open), and then never changes; `top` is the
@@ -45,7 +53,7 @@
 //! per-keyspace state (a memtable, a version, its tables' pinned blocks).
 //! 2^36 URLs would take 65,535 keyspaces; at 10^8 URLs there are 96.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use fjall::{Database, Keyspace};
@@ -67,6 +75,8 @@ const PREFIX: &str = "disc.";
 struct Seg {
     ks: Keyspace,
     removals: AtomicU32,
+    /// Removals since it was last handed to the compactor for them.
+    removed: AtomicU64,
     /// Handed to the compactor already (since this open).
     merge_asked: AtomicBool,
 }
@@ -79,6 +89,8 @@ pub struct Segments {
     top: AtomicU32,
     make: Mutex<()>,
     compactor: crate::segcompact::Compactor,
+    /// Removals after which a segment below the top is merged again.
+    remerge: u64,
 }
 
 /// The name of segment `seg`'s keyspace.
@@ -107,6 +119,7 @@ impl Segments {
             top: AtomicU32::new(0),
             make: Mutex::new(()),
             compactor: crate::segcompact::Compactor::default(),
+            remerge: u64::MAX,
         };
         for name in db.list_keyspace_names() {
             if let Some(seg) = segment_of_name(&name) {
@@ -114,6 +127,14 @@ impl Segments {
             }
         }
         Ok(segs)
+    }
+
+    /// Merges a segment below the top again (in the background, as on its
+    /// first read) each time `n` of its URLs have been removed since, so
+    /// that reads stop walking through the tombstones of completed URLs.
+    pub fn with_remerge(mut self, n: u64) -> Segments {
+        self.remerge = n.max(1);
+        self
     }
 
     fn slot(&self, seg: u32) -> Option<&OnceLock<Seg>> {
@@ -149,6 +170,7 @@ impl Segments {
             let _ = inner[lo].set(Seg {
                 ks,
                 removals: AtomicU32::new(0),
+                removed: AtomicU64::new(0),
                 merge_asked: AtomicBool::new(false),
             });
             self.top.fetch_max(seg, Ordering::Release);
@@ -204,6 +226,10 @@ impl Segments {
         let Some(s) = self.seg(seg) else {
             return;
         };
+        if s.removed.fetch_add(1, Ordering::Relaxed) + 1 >= self.remerge {
+            s.removed.store(0, Ordering::Relaxed);
+            self.compactor.submit(s.ks.clone());
+        }
         if s.removals.fetch_add(1, Ordering::Relaxed) + 1 < REMOVALS_PER_MEMTABLE {
             return;
         }
@@ -325,5 +351,47 @@ mod tests {
         assert_eq!(one.table_count(), 1, "segment 1 merged");
         assert_eq!(two.table_count(), 4, "the top is left to fjall");
         assert_eq!(one.iter().count(), 200);
+    }
+
+    /// Removals merge a segment below the top again, each `remerge` of
+    /// them: its tombstones and the entries they remove are gone from its
+    /// tables, the rest is still there; the top is left to fjall.
+    #[test]
+    fn removals_merge_a_segment_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::builder(dir.path()).open().unwrap();
+        let segs = Segments::open(&db, StoreOptions::default())
+            .unwrap()
+            .with_remerge(30);
+        segs.ensure_range(1, 2).unwrap();
+        for seg in [1, 2] {
+            let ks = segs.get(seg).unwrap();
+            for i in 0..100 {
+                ks.insert(format!("k{i:03}"), "v").unwrap();
+            }
+            ks.rotate_memtable_and_wait().unwrap();
+            for i in 0..30 {
+                ks.remove(format!("k{i:03}")).unwrap();
+            }
+            ks.rotate_memtable_and_wait().unwrap();
+            assert_eq!(ks.table_count(), 2);
+        }
+        let (one, two) = (segs.get(1).unwrap().clone(), segs.get(2).unwrap().clone());
+        for _ in 0..29 {
+            segs.note_removal(1);
+            segs.note_removal(2);
+        }
+        // 29 of 30: nothing asked yet (the compactor would merge on drop).
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        assert_eq!(one.table_count(), 2, "not merged before the 30th");
+        assert_eq!(one.approximate_len(), 130, "100 entries and 30 tombstones");
+        segs.note_removal(1);
+        segs.note_removal(2);
+        drop(segs);
+        assert_eq!(one.table_count(), 1, "segment 1 merged again");
+        assert_eq!(two.table_count(), 2, "the top is left to fjall");
+        assert_eq!(one.iter().count(), 70);
+        // What the merge wrote: the 70 live entries, no tombstones.
+        assert_eq!(one.approximate_len(), 70);
     }
 }

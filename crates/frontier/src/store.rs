@@ -172,7 +172,10 @@ impl Store {
         let ks = |name: &str| keyspace(&db, name, opts).map_err(|e| at(dir, e));
         let meta = ks("meta")?;
         let seg_bits = segment_bits(&meta, opts)?;
-        let segs = crate::segments::Segments::open(&db, opts)?;
+        // A segment is merged again after each quarter of its URLs is
+        // removed (see `segments`).
+        let remerge = (1u64 << seg_bits.min(62)) / 4;
+        let segs = crate::segments::Segments::open(&db, opts)?.with_remerge(remerge);
         // Whatever FORMAT says: a `disc` keyspace left by a cut-short
         // upgrade is emptied too.
         if db.keyspace_exists(LEGACY_DISC) {
