@@ -64,7 +64,7 @@ pub struct DiscCursors {
     open: HashMap<u32, Vec<Cursor>>,
     /// Scans positioned so far (orders cursors by last use).
     tick: u64,
-    /// Ranges opened (for the call's counters and tests).
+    /// Ranges opened so far (read by the tests).
     pub opened: u64,
 }
 
