@@ -182,7 +182,7 @@ impl DiscCursors {
             let near = c
                 .head
                 .as_ref()
-                .is_none_or(|e| target_qid(&target) - e.qid.min(target_qid(&target)) <= NEAR_QIDS);
+                .is_none_or(|e| target_qid(&target).saturating_sub(e.qid) <= NEAR_QIDS);
             if near {
                 match c.step_to(&target) {
                     Ok(true) => {
