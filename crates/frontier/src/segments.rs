@@ -28,11 +28,11 @@
 //! URLs the `get` phase's peak heap rose from 145 to 178 MB). A segment below
 //! the top therefore has its memtable sealed (and flushed by fjall's
 //! workers) every [`REMOVALS_PER_MEMTABLE`] removals; the top segment's
-//! memtable fills to `memtable_bytes` as before.
+//! memtable fills to `disc_memtable_bytes` as before.
 //!
 //! Reads. The first time a queue's URLs are read from a segment below the
 //! top (`Store::disc_scan`), the segment is handed to `segcompact`, which
-//! merges its ~16 level-0 tables into one run in the background: a queue's
+//! merges its ~18 level-0 tables into one run in the background: a queue's
 //! read then seeks one table per segment instead of each of them.
 //! Completions then write tombstones into the segment, flushed into more
 //! tables, and a read walks through them and the entries they remove

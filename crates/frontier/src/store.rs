@@ -70,6 +70,22 @@ pub struct StoreOptions {
     /// directories keep the threshold they were made with. Clamped to
     /// 2..=[`MAX_L0_THRESHOLD`].
     pub l0_threshold: u8,
+    /// The same for the `disc` segments' keyspaces: 20, [`MAX_L0_THRESHOLD`].
+    /// A segment is written once, by the puts that fill it, and merged into
+    /// one run on its first read (`segcompact`). With 16 and 6 MiB memtables
+    /// (~23 flushes for 1M synthetic URLs: fjall counts ~64 B per entry
+    /// besides its key and value) each segment was also merged once while it
+    /// filled, a rewrite of every discovered URL that nothing had read yet.
+    /// With 20 and [`StoreOptions::disc_memtable_bytes`] of 8 MiB it fills
+    /// with ~18 tables and none is merged. At 10M URLs: put-phase writes
+    /// 3.2 → 2.7 GB, CPU −7 %, `mgz serve`'s CPU for a 10M PutDiscovered
+    /// −10 % (docs/BENCHMARKS.md, "Session 22").
+    pub disc_l0_threshold: u8,
+    /// Memtable bytes of the `disc` segments' keyspaces: 8 MiB (see
+    /// [`StoreOptions::disc_l0_threshold`]). Only the top segment's memtable
+    /// fills to it; the others are sealed every `segments::REMOVALS_PER_MEMTABLE`
+    /// removals, so the `get` phase's peak RSS is unchanged (19.5–19.7 B/URL at 10M).
+    pub disc_memtable_bytes: u64,
     /// Background threads that flush memtables and compact tables; 0
     /// (the default) means the number of cores, clamped to 3..=4.
     ///
@@ -120,6 +136,8 @@ impl Default for StoreOptions {
             cache_bytes: 8 << 20,
             memtable_bytes: 6 << 20,
             l0_threshold: 16,
+            disc_l0_threshold: MAX_L0_THRESHOLD,
+            disc_memtable_bytes: 8 << 20,
             worker_threads: 0,
             segment_bits: 0,
             disc_table_bytes: 0,
@@ -275,10 +293,17 @@ pub(crate) fn open_keyspace(db: &Database, name: &str, opts: StoreOptions) -> Re
 
 /// Opens keyspace `name`, creating it with the store's options.
 fn keyspace(db: &Database, name: &str, opts: StoreOptions) -> fjall::Result<Keyspace> {
-    let mem = opts.memtable_bytes.max(1 << 20);
-    let leveled =
-        fjall::compaction::Leveled::default().with_l0_threshold(l0_threshold(opts.l0_threshold));
     let disc = name == LEGACY_DISC || crate::segments::segment_of_name(name).is_some();
+    let mem = match disc {
+        true => opts.disc_memtable_bytes,
+        false => opts.memtable_bytes,
+    };
+    let mem = mem.max(1 << 20);
+    let l0 = match disc {
+        true => l0_threshold(opts.disc_l0_threshold),
+        false => l0_threshold(opts.l0_threshold),
+    };
+    let leveled = fjall::compaction::Leveled::default().with_l0_threshold(l0);
     let leveled = match opts.disc_table_bytes {
         n if n > 0 && disc => leveled.with_table_target_size(n.max(1 << 20)),
         _ => leveled,
@@ -454,6 +479,41 @@ mod tests {
         assert_eq!(l0_threshold(u8::MAX), MAX_L0_THRESHOLD);
         assert_eq!(l0_threshold(16), 16);
         assert_eq!(l0_threshold(0), 2);
+    }
+
+    /// Segment keyspaces take the `disc_*` options and the others the
+    /// general ones: with the level-0 threshold at 20 for segments and 2 for
+    /// the rest, six flushed overlapping tables stay in a segment while the
+    /// `urls` keyspace's are merged (polled for up to 20 s).
+    #[test]
+    fn segment_keyspaces_take_their_own_compaction_options() {
+        let d = tempfile::tempdir().unwrap();
+        let opts = StoreOptions {
+            l0_threshold: 2,
+            disc_l0_threshold: 20,
+            ..StoreOptions::default()
+        };
+        let s = Store::open(d.path(), opts).unwrap();
+        let seg = open_keyspace(&s.db, &crate::segments::keyspace_name(1), opts).unwrap();
+        for i in 0..6u32 {
+            for ks in [&seg, &s.urls] {
+                // Overlapping tables, so fjall cannot just move them down.
+                for k in [0, i + 1, 1000] {
+                    ks.insert(k.to_be_bytes(), i.to_be_bytes()).unwrap();
+                }
+                ks.rotate_memtable_and_wait().unwrap();
+            }
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while s.urls.table_count() >= 6 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert!(
+            s.urls.table_count() < 6,
+            "urls' tables are merged from 2 on"
+        );
+        assert_eq!(seg.table_count(), 6, "a segment keeps its 6 flushed tables");
+        assert_eq!(seg.len().unwrap(), 8);
     }
 
     /// 0 picks 3 or 4 threads whatever the core count (never fjall's 1 or

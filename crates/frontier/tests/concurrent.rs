@@ -20,6 +20,7 @@ fn concurrent_puts_and_leases_serve_every_url_once() {
         store: StoreOptions {
             segment_bits: 3,
             memtable_bytes: 1 << 20,
+            disc_memtable_bytes: 1 << 20,
             ..StoreOptions::default()
         },
         ..FrontierOptions::default()

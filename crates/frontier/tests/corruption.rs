@@ -17,6 +17,7 @@ fn opts() -> FrontierOptions {
         durability: Durability::OsBuffer,
         store: StoreOptions {
             memtable_bytes: 1 << 20,
+            disc_memtable_bytes: 1 << 20,
             ..StoreOptions::default()
         },
         ..FrontierOptions::default()
