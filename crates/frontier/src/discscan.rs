@@ -34,6 +34,11 @@
 //! is added while they are open (and each iterator reads a snapshot
 //! anyway). Memory: at most [`CURSORS_PER_SEG`] iterators (a snapshot and
 //! the current block of each table) per segment the call touches.
+//!
+//! Errors: a malformed key read by a cursor ends the scan with `Corrupt`
+//! and drops that cursor (nothing is removed). A cursor reads one entry
+//! ahead, so the scan of a queue whose range reaches the bad key with
+//! nothing of its own left fails too.
 
 use std::collections::HashMap;
 
@@ -472,6 +477,81 @@ mod tests {
                 expected(&entries, qid, 0, hi, 9)
             );
         }
+    }
+
+    /// A malformed key in a segment (a torn or foreign write) ends each
+    /// scan whose reading reaches it with a `Corrupt` error: the queue it
+    /// sorts in, whether a cursor steps onto it or a range starts there, and
+    /// a queue just before it whose range holds nothing else (a cursor reads
+    /// one entry ahead). The cursor that met it is dropped; scans that do not
+    /// reach it, through the same cursors, return every entry, and nothing is
+    /// removed.
+    #[test]
+    fn a_malformed_key_fails_the_scans_that_reach_it_and_only_those() {
+        use crate::error::FrontierError;
+        let d = tempfile::tempdir().unwrap();
+        // Segment 1 holds seqs 0-3, segment 2 seqs 4-7.
+        let entries = [(1, 0), (1, 1), (1, 2), (2, 3), (4, 4), (4, 5)];
+        let store = store_with(d.path(), &entries);
+        // 11 bytes: queue 1, seq 1, sorting between the keys of seqs 1 and 2.
+        let bad = [0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0xff];
+        store.segs.get(1).unwrap().insert(bad, b"x").unwrap();
+        // 5 bytes: queue 3 (no entries of its own), first in segment 2.
+        store
+            .segs
+            .get(2)
+            .unwrap()
+            .insert([0, 0, 0, 3, 0xff], b"y")
+            .unwrap();
+        let corrupt = |r: Option<Result<(LeaseKey, UserValue)>>| {
+            matches!(r, Some(Err(FrontierError::Corrupt { .. })))
+        };
+        let mut c = DiscCursors::default();
+        // Stepping onto it: seq 0 is handed out, reading past seq 1 fails.
+        let mut s = store.disc_scan(&mut c, 1, DISC, 9);
+        let (pos, v) = s.next().unwrap().unwrap();
+        assert_eq!((pos.1 & !DISC, &v[..]), (0, &b"1:0"[..]));
+        assert!(corrupt(s.next()), "the scan meets the bad key");
+        assert!(s.next().is_none(), "and ends there");
+        assert!(
+            c.open.get(&1).is_none_or(|v| v.is_empty()),
+            "its cursor dropped"
+        );
+        // Scans that do not reach a bad key, through the same cursors.
+        assert_eq!(scan(&store, &mut c, 2, 0, 1, 9), expected_all(&entries, 2));
+        assert_eq!(
+            scan(&store, &mut c, 1, 2, 1, 9),
+            expected(&entries, 1, 2, 1, 9)
+        );
+        assert_eq!(scan(&store, &mut c, 4, 0, 9, 9), expected_all(&entries, 4));
+        // A range whose first key is bad: queue 3 in segment 2, and queue 2,
+        // whose range there starts before it with nothing in between.
+        for qid in [3, 2] {
+            let mut s = store.disc_scan(&mut c, qid, DISC, 9);
+            if qid == 2 {
+                assert_eq!(s.next().unwrap().unwrap().0.1 & !DISC, 3, "segment 1 first");
+            }
+            assert!(
+                corrupt(s.next()),
+                "queue {qid}: opening at the bad key fails"
+            );
+            assert!(s.next().is_none());
+        }
+        // Nothing was removed: fresh cursors still read queue 1's last entry
+        // and queue 4's, and the bad keys are where they were.
+        let mut fresh = DiscCursors::default();
+        assert_eq!(
+            scan(&store, &mut fresh, 1, 2, 1, 9),
+            vec![(2, "1:2".to_string())]
+        );
+        assert_eq!(
+            scan(&store, &mut fresh, 4, 0, 9, 9),
+            expected_all(&entries, 4)
+        );
+        assert_eq!(
+            store.segs.get(1).unwrap().get(bad).unwrap().as_deref(),
+            Some(&b"x"[..])
+        );
     }
 
     proptest! {
