@@ -8,10 +8,11 @@
 //!
 //! Why: a segment fills with ~18 flushed tables (1M synthetic URLs in
 //! 8 MiB memtables; below the segments' level-0 threshold of 20, so none
-//! is merged while it fills, see `StoreOptions::disc_l0_threshold`), each spanning the segment's whole key range (keys go by queue,
-//! then seq). Left so, every read of a queue's pending URLs seeks in each of
-//! them: after a 10M-URL put into `mgz serve` with one stream, serving the
-//! 8M due URLs (1,000 per queue) took 163 s where format 6 took 29 s
+//! is merged while it fills, see `StoreOptions::disc_l0_threshold`), each
+//! spanning the segment's whole key range (keys go by queue, then seq).
+//! Left so, every read of a queue's pending URLs seeks in each of them:
+//! after a 10M-URL put into `mgz serve` with one stream, serving the 8M
+//! due URLs (1,000 per queue) took 163 s where format 6 took 29 s
 //! (docs/BENCHMARKS.md, "Session 18"). Merged once, a segment is one run
 //! and a seek reads one table. Merging every segment as soon as the put
 //! moved past it cost the 10M put phase 15 % more CPU; merging on the

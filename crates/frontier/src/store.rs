@@ -84,7 +84,7 @@ pub struct StoreOptions {
     /// Memtable bytes of the `disc` segments' keyspaces: 8 MiB (see
     /// [`StoreOptions::disc_l0_threshold`]). Only the top segment's memtable
     /// fills to it; the others are sealed every `segments::REMOVALS_PER_MEMTABLE`
-    /// removals, so the `get` phase's peak RSS is unchanged (19.5–19.7 B/URL at 10M).
+    /// removals, so the `get` phase's peak RSS is unchanged (19.5–19.8 B/URL at 10M).
     pub disc_memtable_bytes: u64,
     /// Background threads that flush memtables and compact tables; 0
     /// (the default) means the number of cores, clamped to 3..=4.
