@@ -46,12 +46,19 @@ pub struct FrontierArgs {
     /// Block cache of the store, MiB (default: the library's).
     #[arg(long)]
     cache_mib: Option<u64>,
-    /// Memtable size per keyspace, MiB (default: the library's).
+    /// Memtable size per keyspace but the discovery segments', MiB (default: the library's).
     #[arg(long)]
     memtable_mib: Option<u64>,
-    /// Level-0 table count that triggers compaction (default: the library's; at most 20).
+    /// Memtable size of each discovery segment's keyspace, MiB (default: the library's, 8).
+    #[arg(long)]
+    disc_memtable_mib: Option<u64>,
+    /// Level-0 table count that triggers compaction, but in the discovery
+    /// segments (default: the library's; at most 20).
     #[arg(long)]
     l0: Option<u8>,
+    /// The same for the discovery segments (default: the library's, 20).
+    #[arg(long)]
+    disc_l0: Option<u8>,
     /// Store flush/compaction threads (default: the library's).
     #[arg(long)]
     store_workers: Option<u8>,
@@ -83,8 +90,14 @@ fn options(a: &FrontierArgs) -> anyhow::Result<FrontierOptions> {
     if let Some(m) = a.memtable_mib {
         store.memtable_bytes = m << 20;
     }
+    if let Some(m) = a.disc_memtable_mib {
+        store.disc_memtable_bytes = m << 20;
+    }
     if let Some(n) = a.l0 {
         store.l0_threshold = n;
+    }
+    if let Some(n) = a.disc_l0 {
+        store.disc_l0_threshold = n;
     }
     if let Some(n) = a.store_workers {
         store.worker_threads = n;
@@ -476,6 +489,46 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The store flags reach the frontier's options, the segments' own
+    /// ones apart from the general ones; unset flags keep the library's.
+    #[test]
+    fn store_flags_reach_the_options() {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: FrontierArgs,
+        }
+        let parse = |extra: &[&str]| {
+            let argv = [&["bench"], extra].concat();
+            options(&Cli::try_parse_from(argv).unwrap().args)
+                .unwrap()
+                .store
+        };
+        let lib = mgz_frontier::StoreOptions::default();
+        assert_eq!(parse(&[]), lib);
+        let o = parse(&[
+            "--memtable-mib",
+            "3",
+            "--disc-memtable-mib",
+            "5",
+            "--l0",
+            "7",
+            "--disc-l0",
+            "9",
+        ]);
+        assert_eq!(
+            (
+                o.memtable_bytes,
+                o.disc_memtable_bytes,
+                o.l0_threshold,
+                o.disc_l0_threshold
+            ),
+            (3 << 20, 5 << 20, 7, 9)
+        );
+        assert_eq!(o.cache_bytes, lib.cache_bytes);
+    }
 
     /// The hand-built stream is the one `format!` built before.
     #[test]
