@@ -298,9 +298,16 @@ mod tests {
     /// A fresh database with segments 1 and 2 (2 is the top); the directory
     /// lives as long as the returned guard.
     fn two_segments() -> (tempfile::TempDir, Segments) {
+        two_segments_remerging(u64::MAX)
+    }
+
+    /// [`two_segments`] merging a segment again every `remerge` removals.
+    fn two_segments_remerging(remerge: u64) -> (tempfile::TempDir, Segments) {
         let dir = tempfile::tempdir().unwrap();
         let db = Database::builder(dir.path()).open().unwrap();
-        let segs = Segments::open(&db, StoreOptions::default()).unwrap();
+        let segs = Segments::open(&db, StoreOptions::default())
+            .unwrap()
+            .with_remerge(remerge);
         segs.ensure_range(1, 2).unwrap();
         (dir, segs)
     }
@@ -358,12 +365,7 @@ mod tests {
     /// tables, the rest is still there; the top is left to fjall.
     #[test]
     fn removals_merge_a_segment_again() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = Database::builder(dir.path()).open().unwrap();
-        let segs = Segments::open(&db, StoreOptions::default())
-            .unwrap()
-            .with_remerge(30);
-        segs.ensure_range(1, 2).unwrap();
+        let (_dir, segs) = two_segments_remerging(30);
         for seg in [1, 2] {
             let ks = segs.get(seg).unwrap();
             for i in 0..100 {

@@ -294,16 +294,12 @@ pub(crate) fn open_keyspace(db: &Database, name: &str, opts: StoreOptions) -> Re
 /// Opens keyspace `name`, creating it with the store's options.
 fn keyspace(db: &Database, name: &str, opts: StoreOptions) -> fjall::Result<Keyspace> {
     let disc = name == LEGACY_DISC || crate::segments::segment_of_name(name).is_some();
-    let mem = match disc {
-        true => opts.disc_memtable_bytes,
-        false => opts.memtable_bytes,
+    let (mem, l0) = match disc {
+        true => (opts.disc_memtable_bytes, opts.disc_l0_threshold),
+        false => (opts.memtable_bytes, opts.l0_threshold),
     };
+    let leveled = fjall::compaction::Leveled::default().with_l0_threshold(l0_threshold(l0));
     let mem = mem.max(1 << 20);
-    let l0 = match disc {
-        true => l0_threshold(opts.disc_l0_threshold),
-        false => l0_threshold(opts.l0_threshold),
-    };
-    let leveled = fjall::compaction::Leveled::default().with_l0_threshold(l0);
     let leveled = match opts.disc_table_bytes {
         n if n > 0 && disc => leveled.with_table_target_size(n.max(1 << 20)),
         _ => leveled,

@@ -78,6 +78,12 @@ pub struct FrontierArgs {
     no_baseline: bool,
 }
 
+/// `m` MiB in bytes; a count past `u64` is an error, not a wrapped size.
+fn mib(m: u64) -> anyhow::Result<u64> {
+    m.checked_mul(1 << 20)
+        .ok_or_else(|| anyhow::anyhow!("{m} MiB does not fit in 64 bits of bytes"))
+}
+
 /// Frontier options of the run: the chosen seen backend, defaults otherwise.
 fn options(a: &FrontierArgs) -> anyhow::Result<FrontierOptions> {
     let expected = usize::try_from(a.urls.max(1 << 20)).unwrap_or(usize::MAX);
@@ -85,13 +91,13 @@ fn options(a: &FrontierArgs) -> anyhow::Result<FrontierOptions> {
         .map_err(|e| anyhow::anyhow!("seen backend {:?}: {e}", a.seen))?;
     let mut store = mgz_frontier::StoreOptions::default();
     if let Some(m) = a.cache_mib {
-        store.cache_bytes = m << 20;
+        store.cache_bytes = mib(m)?;
     }
     if let Some(m) = a.memtable_mib {
-        store.memtable_bytes = m << 20;
+        store.memtable_bytes = mib(m)?;
     }
     if let Some(m) = a.disc_memtable_mib {
-        store.disc_memtable_bytes = m << 20;
+        store.disc_memtable_bytes = mib(m)?;
     }
     if let Some(n) = a.l0 {
         store.l0_threshold = n;
@@ -103,7 +109,7 @@ fn options(a: &FrontierArgs) -> anyhow::Result<FrontierOptions> {
         store.worker_threads = n;
     }
     if let Some(m) = a.disc_table_mib {
-        store.disc_table_bytes = m << 20;
+        store.disc_table_bytes = mib(m)?;
     }
     if let Some(n) = a.segment_bits {
         store.segment_bits = n;
@@ -528,6 +534,11 @@ mod tests {
             (3 << 20, 5 << 20, 7, 9)
         );
         assert_eq!(o.cache_bytes, lib.cache_bytes);
+        let huge = Cli::try_parse_from(["bench", "--disc-memtable-mib", &u64::MAX.to_string()]);
+        let Err(err) = options(&huge.unwrap().args) else {
+            panic!("a size past 64 bits was taken");
+        };
+        assert!(err.to_string().contains("MiB does not fit"), "{err}");
     }
 
     /// The hand-built stream is the one `format!` built before.
