@@ -33,6 +33,12 @@ pub fn parse_sched_key(k: &[u8]) -> Result<(u32, u64, u64)> {
     Ok((r.u32()?, r.u64()?, r.u64()?))
 }
 
+/// The URL key bytes of a `urls` key (after its queue id).
+pub fn url_key_part(k: &[u8]) -> Result<&[u8]> {
+    k.get(4..)
+        .ok_or_else(|| FrontierError::corrupt("urls key", format!("{} bytes", k.len())))
+}
+
 /// `urls` key: qid (4) | URL key bytes.
 pub fn url_key(qid: u32, key: &[u8]) -> Vec<u8> {
     let mut k = Vec::with_capacity(4 + key.len());
@@ -113,6 +119,12 @@ fn encode_fields(
     put_varint(out, u64::from(depth));
     put_varint(out, created);
     put_var_bytes(out, rest.unwrap_or(after).as_bytes());
+    put_metadata(out, metadata);
+}
+
+/// Appends `metadata` as v2 fields: count varint, per name: len varint,
+/// bytes, values varint, per value: len varint, bytes.
+fn put_metadata(out: &mut Vec<u8>, metadata: &Metadata) {
     put_varint(out, metadata.len() as u64);
     for (name, values) in metadata {
         put_var_bytes(out, name.as_bytes());
@@ -207,57 +219,154 @@ impl Body {
         url.push_str(scheme);
         url.push_str(host);
         url.push_str(rest);
-        let mut metadata = Metadata::new();
-        for _ in 0..r.count(v2)? {
-            let name = r.text(v2)?.to_string();
-            let mut values = Vec::new();
-            for _ in 0..r.count(v2)? {
-                values.push(r.text(v2)?.to_string());
-            }
-            metadata.insert(name, values);
-        }
         Ok(Body {
             url,
             depth,
             created,
-            metadata,
+            metadata: read_metadata(r, v2)?,
         })
     }
 }
 
+/// Reads the metadata fields of a value of version 1 (`v2` false) or 2.
+fn read_metadata(r: &mut Reader<'_>, v2: bool) -> Result<Metadata> {
+    let mut metadata = Metadata::new();
+    for _ in 0..r.count(v2)? {
+        let name = r.text(v2)?.to_string();
+        let mut values = Vec::new();
+        for _ in 0..r.count(v2)? {
+            values.push(r.text(v2)?.to_string());
+        }
+        metadata.insert(name, values);
+    }
+    Ok(metadata)
+}
+
+/// Tags of `urls` values (after the version byte).
+const TAG_PENDING: u8 = 0;
+/// Completed, the body whole (written before format 9; still read).
+const TAG_COMPLETED: u8 = 1;
+/// Completed, the body without its URL, which is rebuilt from the entry's
+/// key (format 9; see [`UrlState::completed_value`]).
+const TAG_COMPLETED_KEYED: u8 = 2;
+
 impl UrlState {
-    /// Encodes with version and tag byte.
+    /// Encodes with version and tag byte; a completed body whole, URL
+    /// included (tag 1, as written before format 9: the frontier now
+    /// writes [`UrlState::completed_value`]).
     pub fn encode(&self) -> Vec<u8> {
         let mut out = vec![BODY_VERSION];
         match self {
             UrlState::Pending { next_fetch, seq } => {
-                out.push(0);
+                out.push(TAG_PENDING);
                 out.extend_from_slice(&next_fetch.to_le_bytes());
                 out.extend_from_slice(&seq.to_le_bytes());
             }
             UrlState::Completed(body) => {
-                out.push(1);
+                out.push(TAG_COMPLETED);
                 body.encode_fields(&mut out);
             }
         }
         out
     }
 
-    /// Decodes a value written by [`UrlState::encode`].
-    pub fn decode(bytes: &[u8]) -> Result<UrlState> {
-        let mut r = Reader::new(bytes, "urls value");
-        let version = r.body_version()?;
-        let state = match r.u8()? {
-            0 => UrlState::Pending {
+    /// The `urls` value of a completed URL whose entry key holds its URL
+    /// key bytes (`url_key(qid, key_bytes)`, with `key_bytes` made from the
+    /// same canonical URL as the text): the URL is left out and rebuilt
+    /// from the key when read (`CanonicalUrl::from_key_bytes`, which gives
+    /// the canonical text back). `version | 2 | depth varint | created
+    /// varint | metadata`: 6 bytes for a URL without metadata, against 50-60
+    /// with its text. Every completion writes one, so this is what fjall
+    /// flushes and compacts in a crawl's steady state.
+    pub fn completed_value(depth: u32, created: u64, metadata: &Metadata) -> Vec<u8> {
+        let mut out = vec![BODY_VERSION, TAG_COMPLETED_KEYED];
+        put_varint(&mut out, u64::from(depth));
+        put_varint(&mut out, created);
+        put_metadata(&mut out, metadata);
+        out
+    }
+
+    /// Decodes a `urls` value; `url_key` is the URL key part of its entry
+    /// key (after the queue id, see [`url_key_part`]), from which a value of
+    /// [`UrlState::completed_value`] gets its URL.
+    pub fn decode(bytes: &[u8], url_key: &[u8]) -> Result<UrlState> {
+        Ok(match parse_state(bytes)? {
+            (state, false) => state,
+            (UrlState::Completed(mut body), true) => {
+                let url = mgz_url::CanonicalUrl::from_key_bytes(url_key)
+                    .map_err(|e| FrontierError::corrupt("urls key", e.to_string()))?;
+                body.url = url.as_str().to_string();
+                UrlState::Completed(body)
+            }
+            (pending, true) => pending,
+        })
+    }
+
+    /// What a `urls` value says without its URL (no key needed, no URL
+    /// parsed): the state, every field checked as [`UrlState::decode`]
+    /// does.
+    pub fn head(bytes: &[u8]) -> Result<StateHead> {
+        Ok(match parse_state(bytes)?.0 {
+            UrlState::Pending { next_fetch, seq } => StateHead::Pending { next_fetch, seq },
+            UrlState::Completed(body) => StateHead::Completed {
+                created: body.created,
+            },
+        })
+    }
+}
+
+/// A `urls` value's state without the URL of a completed one (see
+/// [`UrlState::head`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StateHead {
+    /// Pending at this schedule position.
+    Pending {
+        /// Next fetch, seconds.
+        next_fetch: u64,
+        /// Discovery sequence number.
+        seq: u64,
+    },
+    /// Completed.
+    Completed {
+        /// Creation time, seconds.
+        created: u64,
+    },
+}
+
+/// Parses a `urls` value; `true` when it is completed and its URL is to
+/// be rebuilt from the entry's key (the body's `url` is then empty).
+fn parse_state(bytes: &[u8]) -> Result<(UrlState, bool)> {
+    let mut r = Reader::new(bytes, "urls value");
+    let version = r.body_version()?;
+    let parsed = match r.u8()? {
+        TAG_PENDING => (
+            UrlState::Pending {
                 next_fetch: r.u64()?,
                 seq: r.u64()?,
             },
-            1 => UrlState::Completed(Body::decode_fields(&mut r, version, None)?),
-            tag => return Err(FrontierError::corrupt("urls value", format!("tag {tag}"))),
-        };
-        r.finish()?;
-        Ok(state)
-    }
+            false,
+        ),
+        TAG_COMPLETED => (
+            UrlState::Completed(Body::decode_fields(&mut r, version, None)?),
+            false,
+        ),
+        TAG_COMPLETED_KEYED if version == BODY_VERSION => {
+            let depth = u32::try_from(r.varint()?)
+                .map_err(|_| FrontierError::corrupt(r.what, "depth over 32 bits"))?;
+            let created = r.varint()?;
+            let metadata = read_metadata(&mut r, true)?;
+            let body = Body {
+                url: String::new(),
+                depth,
+                created,
+                metadata,
+            };
+            (UrlState::Completed(body), true)
+        }
+        tag => return Err(FrontierError::corrupt("urls value", format!("tag {tag}"))),
+    };
+    r.finish()?;
+    Ok(parsed)
 }
 
 #[cfg(test)]
@@ -415,12 +524,12 @@ mod tests {
         Body::encode_parts((&b.url, "x"), b.depth, b.created, &b.metadata, &mut v);
         assert_eq!(Body::decode(&v, "x").unwrap(), body());
         let s = UrlState::Completed(body());
-        assert_eq!(UrlState::decode(&s.encode()).unwrap(), s);
+        assert_eq!(UrlState::decode(&s.encode(), b"x/").unwrap(), s);
         let p = UrlState::Pending {
             next_fetch: 5,
             seq: 7,
         };
-        assert_eq!(UrlState::decode(&p.encode()).unwrap(), p);
+        assert_eq!(UrlState::decode(&p.encode(), b"x/").unwrap(), p);
         assert_eq!(parse_sched_key(&sched_key(1, 2, 3)).unwrap(), (1, 2, 3));
     }
 
@@ -448,7 +557,7 @@ mod tests {
         assert_eq!(Body::decode(&v, "other.example").unwrap(), b);
         let mut s = vec![1, 1];
         encode_v1(&b, &mut s);
-        assert_eq!(UrlState::decode(&s).unwrap(), UrlState::Completed(b));
+        assert_eq!(UrlState::decode(&s, b"y/").unwrap(), UrlState::Completed(b));
         let mut p = vec![1, 0];
         p.extend_from_slice(&5u64.to_le_bytes());
         p.extend_from_slice(&7u64.to_le_bytes());
@@ -456,7 +565,7 @@ mod tests {
             next_fetch: 5,
             seq: 7,
         };
-        assert_eq!(UrlState::decode(&p).unwrap(), want);
+        assert_eq!(UrlState::decode(&p, b"y/").unwrap(), want);
     }
 
     #[test]
@@ -509,7 +618,7 @@ mod tests {
                         encode_v1(&b, &mut v1);
                         assert!(v.len() < v1.len(), "{url}: {} vs {}", v.len(), v1.len());
                         let s = UrlState::Completed(b.clone());
-                        assert_eq!(UrlState::decode(&s.encode()).unwrap(), s);
+                        assert_eq!(UrlState::decode(&s.encode(), b"y/").unwrap(), s);
                     }
                 }
             }
@@ -566,7 +675,7 @@ mod tests {
         }
         let mut done = vec![BODY_VERSION, 1];
         done.extend_from_slice(&v[1..]);
-        assert!(UrlState::decode(&done).is_err());
+        assert!(UrlState::decode(&done, b"x/").is_err());
         // A varint of 11 bytes, and one with bits past 64.
         let long = [
             2, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01,
@@ -607,7 +716,89 @@ mod tests {
             Body::decode(&bad, "x"),
             Err(FrontierError::FormatVersion { .. })
         ));
-        assert!(UrlState::decode(&[1, 7]).is_err());
+        assert!(UrlState::decode(&[1, 7], b"x/").is_err());
         assert!(parse_sched_key(&[0; 3]).is_err());
+    }
+
+    /// Completed values written now leave the URL to the entry's key: the
+    /// text comes back as the canonical URL the key was made from, every
+    /// other field as written, and the value is a few bytes.
+    #[test]
+    fn completed_values_take_their_url_from_the_key() {
+        use mgz_url::{CanonicalUrl, Policy};
+        let mut metadata = Metadata::new();
+        metadata.insert("k".into(), vec![String::new(), "é".repeat(3)]);
+        let urls = [
+            "http://x.com/",
+            "https://www.site1234.com/news/blog/page-1234567.html",
+            "https://a.b.example:8443/p/q?x=1&y=%20z",
+            "http://[::1]:8080/v6",
+            "http://127.0.0.1/ip",
+            "http://xn--bcher-kva.example/%C3%A9",
+        ];
+        for text in urls {
+            let url = CanonicalUrl::parse(text, None, &Policy::safe()).unwrap();
+            let key = url.key_bytes();
+            for (depth, created) in [(0, 0), (3, 1_764_000_000), (u32::MAX, u64::MAX)] {
+                for md in [Metadata::new(), metadata.clone()] {
+                    let v = UrlState::completed_value(depth, created, &md);
+                    // Version, tag, the two integers and the metadata: no URL.
+                    let mut fields = Vec::new();
+                    put_varint(&mut fields, u64::from(depth));
+                    put_varint(&mut fields, created);
+                    put_metadata(&mut fields, &md);
+                    assert_eq!(v.len(), 2 + fields.len(), "{text}");
+                    let want = Body {
+                        url: url.as_str().to_string(),
+                        depth,
+                        created,
+                        metadata: md.clone(),
+                    };
+                    let got = UrlState::decode(&v, &key).unwrap();
+                    assert_eq!(got, UrlState::Completed(want), "{text}");
+                    assert_eq!(
+                        UrlState::head(&v).unwrap(),
+                        StateHead::Completed { created }
+                    );
+                }
+            }
+        }
+        let v = UrlState::completed_value(1, 2, &metadata);
+        // A key that does not rebuild a URL, a cut or extended value, and
+        // the tag under version 1 are errors.
+        for bad_key in [&b""[..], b"\xff\xfe", b"no-slash"] {
+            assert!(matches!(
+                UrlState::decode(&v, bad_key),
+                Err(FrontierError::Corrupt { .. })
+            ));
+        }
+        let key = b"com.x/";
+        for cut in 0..v.len() {
+            assert!(UrlState::decode(&v[..cut], key).is_err(), "cut at {cut}");
+            assert!(UrlState::head(&v[..cut]).is_err(), "cut at {cut}");
+        }
+        let mut extra = v.clone();
+        extra.push(0);
+        assert!(UrlState::decode(&extra, key).is_err());
+        let mut v1 = v.clone();
+        v1[0] = 1;
+        assert!(UrlState::decode(&v1, key).is_err());
+        // Older values keep working through `head` too.
+        let old = UrlState::Completed(body()).encode();
+        assert_eq!(
+            UrlState::head(&old).unwrap(),
+            StateHead::Completed { created: 99 }
+        );
+        let p = UrlState::Pending {
+            next_fetch: 5,
+            seq: 7,
+        };
+        let want = StateHead::Pending {
+            next_fetch: 5,
+            seq: 7,
+        };
+        assert_eq!(UrlState::head(&p.encode()).unwrap(), want);
+        assert!(url_key_part(&[0, 0, 1]).is_err());
+        assert_eq!(url_key_part(&url_key(7, b"com.x/")).unwrap(), b"com.x/");
     }
 }

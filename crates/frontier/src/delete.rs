@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use crate::codec::{Body, UrlState};
+use crate::codec::{Body, StateHead, UrlState};
 use crate::error::Result;
 use crate::frontier::Frontier;
 use crate::lookup::queue_ids;
@@ -99,11 +99,11 @@ impl Frontier {
         })?;
         for kv in self.store.urls.prefix(qid.to_be_bytes()) {
             let (k, v) = kv.into_inner()?;
-            match UrlState::decode(&v)? {
-                UrlState::Pending { next_fetch, seq } if purged.contains(&(next_fetch, seq)) => {
+            match UrlState::head(&v)? {
+                StateHead::Pending { next_fetch, seq } if purged.contains(&(next_fetch, seq)) => {
                     batch.remove(&self.store.urls, k);
                 }
-                UrlState::Completed(body) if body.created < cutoff => {
+                StateHead::Completed { created } if created < cutoff => {
                     batch.remove(&self.store.urls, k);
                     q.rec.completed = q.rec.completed.saturating_sub(1);
                     n += 1;
@@ -127,7 +127,7 @@ impl Frontier {
             // `urls` entry; pending pointers in `urls` are not counted.
             for kv in self.store.urls.prefix(qid.to_be_bytes()) {
                 let (k, v) = kv.into_inner()?;
-                n += u64::from(matches!(UrlState::decode(&v)?, UrlState::Completed(_)));
+                n += u64::from(matches!(UrlState::head(&v)?, StateHead::Completed { .. }));
                 batch.remove(&self.store.urls, k);
             }
             self.store.for_each_pending(qid, |pos, _| {

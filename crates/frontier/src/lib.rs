@@ -65,7 +65,8 @@ pub mod fuzzing {
     /// Runs every stored-value decoder on `bytes`; they must not panic.
     pub fn decode_all(bytes: &[u8]) {
         let _ = crate::codec::Body::decode(bytes, "example.com");
-        let _ = crate::codec::UrlState::decode(bytes);
+        let _ = crate::codec::UrlState::decode(bytes, b"com.example/a");
+        let _ = crate::codec::UrlState::head(bytes);
         let _ = crate::codec::parse_sched_key(bytes);
         let _ = crate::disc::parse_disc_key(bytes);
         let _ = crate::records::QueueRec::decode(bytes);

@@ -6,7 +6,7 @@
 
 use mgz_url::CanonicalUrl;
 
-use crate::codec::{Body, UrlState};
+use crate::codec::{Body, UrlState, url_key_part};
 use crate::error::{FrontierError, Result};
 use crate::frontier::Frontier;
 use crate::table::Table;
@@ -160,7 +160,8 @@ impl Frontier {
             // Completed URLs from `urls` (pending pointers there are skipped:
             // every pending URL is in `sched`), then the pending ones.
             for kv in self.store.urls.prefix(qid.to_be_bytes()) {
-                if let UrlState::Completed(body) = UrlState::decode(&kv.value()?)? {
+                let (k, v) = kv.into_inner()?;
+                if let UrlState::Completed(body) = UrlState::decode(&v, url_key_part(&k)?)? {
                     let rec = crate::get::record(crawl, &key, body, 0);
                     if wanted(&rec) && !f(rec) {
                         return Ok(());

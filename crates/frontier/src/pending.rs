@@ -55,7 +55,7 @@ impl Frontier {
         url: &str,
     ) -> Result<Option<UrlState>> {
         if let Some(v) = self.store.urls.get(url_key(qid, ukey))? {
-            return Ok(Some(UrlState::decode(&v)?));
+            return Ok(Some(UrlState::decode(&v, ukey)?));
         }
         Ok(self
             .find_pending((qid, key), url)?

@@ -32,8 +32,8 @@ use crate::types::{
 /// An item that passed validation (borrowing its crawl name from the item).
 ///
 /// Borrowed from the item where it can be (a URL that is seen costs no
-/// copy of its text, queue key or metadata); [`Prepared::body`] makes the
-/// owned body when one is stored.
+/// copy of its text, queue key or metadata); stored values are encoded
+/// from these parts.
 struct Prepared<'a> {
     crawl: &'a str,
     key: Cow<'a, str>,
@@ -45,18 +45,6 @@ struct Prepared<'a> {
     depth: u32,
     created: u64,
     metadata: &'a Metadata,
-}
-
-impl Prepared<'_> {
-    /// The body stored for this URL.
-    fn body(&self) -> Body {
-        Body {
-            url: self.url.to_string(),
-            depth: self.depth,
-            created: self.created,
-            metadata: self.metadata.clone(),
-        }
-    }
 }
 
 /// A decided batch waiting for its commit turn (see `order`): the store
@@ -413,7 +401,8 @@ impl Frontier {
         }
         if next_fetch == 0 {
             q.rec.completed += 1;
-            batch.insert(&self.store.urls, k, UrlState::Completed(p.body()).encode());
+            let value = UrlState::completed_value(p.depth, p.created, p.metadata);
+            batch.insert(&self.store.urls, k, value);
         } else {
             let pos = t.next_pos(next_fetch, false);
             insert_pending(t, &self.store, batch, (qid, true), &p, pos)?;

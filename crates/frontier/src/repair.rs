@@ -36,7 +36,7 @@
 
 use std::collections::HashMap;
 
-use crate::codec::{UrlState, parse_sched_key};
+use crate::codec::{StateHead, UrlState, parse_sched_key};
 use crate::disc::{DISC, parse_disc_key};
 use crate::error::Result;
 use crate::records::QueueRec;
@@ -75,7 +75,7 @@ pub fn count(store: &Store) -> Result<Counts> {
     for kv in store.urls.iter() {
         let (k, v) = kv.into_inner()?;
         let qid = qid_of(&k, "urls key")?;
-        if let UrlState::Completed(_) = UrlState::decode(&v)? {
+        if let StateHead::Completed { .. } = UrlState::head(&v)? {
             c.per_queue.entry(qid).or_default().1 += 1;
         }
     }

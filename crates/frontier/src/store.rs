@@ -8,7 +8,8 @@
 //!     meta    "c"+crawl id -> CrawlRec    "seq" -> next seq    "active" -> u8
 //!             "dseg" -> segment bits of `disc` (u8, written when the store is made)
 //!     queues  qid          -> QueueRec
-//!     urls    qid | URL key             -> UrlState (completed body, or pointer of an indexed pending URL)
+//!     urls    qid | URL key             -> UrlState (completed: body but the URL, which the key gives;
+//!                                          or pointer of an indexed pending URL)
 //!     sched   qid | next fetch | seq    -> Body (pending URLs put with a schedule, FIFO by key order)
 //!     disc.N  qid | seq | next          -> Body (discovered pending URLs of segment N, appended;
 //!                                          18-byte keys, see `disc`; one keyspace per segment, see `segments`)
@@ -33,16 +34,20 @@ use crate::error::{FrontierError, Result};
 ///    `segments`) instead of one `disc` keyspace; keys and values unchanged.
 /// 8: `disc` keys of 18 bytes, queue first and big-endian, no segment (see
 ///    `disc`).
-/// Versions 1 to 7 are valid version-8 directories once their `disc`
+/// 9: completed URLs' `urls` values leave the URL out; it is rebuilt from
+///    the entry's key (`codec::UrlState::completed_value`). Values of
+///    earlier versions, which hold it, are still read, so a version-8
+///    directory is a valid version-9 one as it is.
+/// Versions 1 to 7 are valid version-9 directories once their `disc`
 /// keyspace, if any, is emptied into the segment keyspaces with format-8
 /// keys ([`crate::disc::move_to_segments`], which also reads format-4
 /// keys) and removed, and the format-5 keys of their segment keyspaces are
 /// rewritten ([`crate::disc::convert_segment`]); both are resumable (no
 /// counter records, every pending URL indexed, no `disc` entries; version-1
 /// values are read as they are). So they are upgraded in place at open,
-/// then `FORMAT` says 8. An older binary then refuses the directory with a
-/// `FormatVersion` error (it would not read the new keys).
-pub const FORMAT_VERSION: u32 = 8;
+/// then `FORMAT` says 9. An older binary then refuses the directory with a
+/// `FormatVersion` error (it would not read the new keys and values).
+pub const FORMAT_VERSION: u32 = 9;
 const MAGIC: &[u8; 4] = b"MGZF";
 
 /// Tuning of the embedded store.
@@ -210,7 +215,8 @@ impl Store {
             // Format-5 keys in segment keyspaces: a format-7 store, or one
             // whose move into segments was begun by a format-7 binary.
             let mut converted = 0;
-            for (_, seg) in segs.all() {
+            // Format 8 has its keys already; 9 changed only new values.
+            for (_, seg) in segs.all().filter(|_| found < 8) {
                 converted += crate::disc::convert_segment(&db, seg)?;
             }
             tracing::info!(entries = converted, "disc keys converted to format 8");
@@ -408,13 +414,13 @@ pub fn format_bytes(version: u32) -> [u8; 16] {
 
 /// Creates `DIR/FORMAT` in a new directory, or checks the existing one;
 /// `Some(version)` when it names an older version this one upgrades (1 to
-/// 7): the file is rewritten once the store is (see [`FORMAT_VERSION`]).
+/// 8): the file is rewritten once the store is (see [`FORMAT_VERSION`]).
 fn check_format_file(dir: &Path) -> Result<Option<u32>> {
     let path = dir.join("FORMAT");
     match std::fs::read(&path) {
         Ok(bytes) => match parse_format(&bytes) {
             Err(FrontierError::FormatVersion {
-                found: found @ 1..=7,
+                found: found @ 1..=8,
                 ..
             }) => Ok(Some(found)),
             other => other.map(|()| None).map_err(|e| e.in_file(&path)),

@@ -2,20 +2,13 @@
 //! at open: another version is `FrontierError::FormatVersion` with a message
 //! naming the file and both versions; nothing is opened or changed.
 
+mod common;
+
 use std::path::Path;
 
-use mgz_frontier::{FORMAT_VERSION, Frontier, FrontierError, FrontierOptions, UrlItem};
-use xxhash_rust::xxh3::xxh3_64;
+use common::format_file;
 
-/// The `FORMAT` file as the store module documents it:
-/// `"MGZF" | version u32 LE | xxh3-64 of the first 8 bytes, LE`.
-fn format_file(version: u32) -> Vec<u8> {
-    let mut b = b"MGZF".to_vec();
-    b.extend_from_slice(&version.to_le_bytes());
-    let sum = xxh3_64(&b);
-    b.extend_from_slice(&sum.to_le_bytes());
-    b
-}
+use mgz_frontier::{FORMAT_VERSION, Frontier, FrontierError, FrontierOptions, UrlItem};
 
 fn build(dir: &Path) {
     let f = Frontier::open(dir, FrontierOptions::default()).unwrap();

@@ -5,7 +5,11 @@
 //! store. Run with a trusted backend (`hash`, `fingerprint`: unindexed) and
 //! an untrusted one (`bloom`: indexed) so both forms are covered.
 
+mod common;
+
 use std::sync::Arc;
+
+use common::write_format;
 
 use mgz_frontier::{
     Durability, Frontier, FrontierError, FrontierOptions, KnownItem, ManualClock, PutOutcome,
@@ -59,16 +63,6 @@ fn listed(f: &Frontier) -> Vec<(String, u64)> {
         .collect();
     v.sort();
     v
-}
-
-/// Marks the state in `dir` as format `version` (the `FORMAT` file as the
-/// store documents it: magic, version, xxh3-64 of the first 8 bytes).
-fn write_format(dir: &std::path::Path, version: u32) {
-    let mut b = b"MGZF".to_vec();
-    b.extend_from_slice(&version.to_le_bytes());
-    let sum = xxhash_rust::xxh3::xxh3_64(&b);
-    b.extend_from_slice(&sum.to_le_bytes());
-    std::fs::write(dir.join("FORMAT"), &b).unwrap();
 }
 
 /// The URLs one `get` serves: up to `max_queues` queues × `per_queue` URLs.
@@ -607,6 +601,11 @@ fn make_version_5(dir: &std::path::Path, host: &str) -> usize {
             .collect();
         for (k, v) in all {
             assert_eq!(v[0], 2, "{name}: value version");
+            // Completed values of format 9 take their URL from the key.
+            let v = match (name, v[1]) {
+                ("urls", 2) => common::completed_with_url(&v, &k[4..]),
+                _ => v,
+            };
             let mut old = vec![1];
             let mut at = 1;
             match name {
