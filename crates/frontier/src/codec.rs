@@ -275,8 +275,8 @@ impl UrlState {
     /// same canonical URL as the text): the URL is left out and rebuilt
     /// from the key when read (`CanonicalUrl::from_key_bytes`, which gives
     /// the canonical text back). `version | 2 | depth varint | created
-    /// varint | metadata`: 6 bytes for a URL without metadata, against 50-60
-    /// with its text. Every completion writes one, so this is what fjall
+    /// varint | metadata`: 9 bytes for a URL without metadata and a
+    /// creation time in seconds (5 of them), against 50-60 more with its text. Every completion writes one, so this is what fjall
     /// flushes and compacts in a crawl's steady state.
     pub fn completed_value(depth: u32, created: u64, metadata: &Metadata) -> Vec<u8> {
         let mut out = vec![BODY_VERSION, TAG_COMPLETED_KEYED];
@@ -290,16 +290,13 @@ impl UrlState {
     /// key (after the queue id, see [`url_key_part`]), from which a value of
     /// [`UrlState::completed_value`] gets its URL.
     pub fn decode(bytes: &[u8], url_key: &[u8]) -> Result<UrlState> {
-        Ok(match parse_state(bytes)? {
-            (state, false) => state,
-            (UrlState::Completed(mut body), true) => {
-                let url = mgz_url::CanonicalUrl::from_key_bytes(url_key)
-                    .map_err(|e| FrontierError::corrupt("urls key", e.to_string()))?;
-                body.url = url.as_str().to_string();
-                UrlState::Completed(body)
-            }
-            (pending, true) => pending,
-        })
+        let (mut state, keyed) = parse_state(bytes)?;
+        if let (UrlState::Completed(body), true) = (&mut state, keyed) {
+            let url = mgz_url::CanonicalUrl::from_key_bytes(url_key)
+                .map_err(|e| FrontierError::corrupt("urls key", e.to_string()))?;
+            body.url = url.as_str().to_string();
+        }
+        Ok(state)
     }
 
     /// What a `urls` value says without its URL (no key needed, no URL

@@ -124,13 +124,20 @@ fn check_all(f: &Frontier, what: &str) {
     assert_eq!(f.stats("", None).completed, URLS.len() as u64, "{what}");
 }
 
-/// The `urls` values of the closed state in `dir`, by key.
-fn urls_values(dir: &std::path::Path) -> Vec<(Vec<u8>, Vec<u8>)> {
+/// Runs `f` on the `urls` keyspace of the closed state in `dir`.
+fn with_urls<T>(dir: &std::path::Path, f: impl FnOnce(&fjall::Keyspace) -> T) -> T {
     let db = fjall::Database::builder(dir.join("store")).open().unwrap();
     let ks = db
         .keyspace("urls", fjall::KeyspaceCreateOptions::default)
         .unwrap();
-    urls_values_of(&ks)
+    let out = f(&ks);
+    db.persist(fjall::PersistMode::SyncAll).unwrap();
+    out
+}
+
+/// The `urls` values of the closed state in `dir`, by key.
+fn urls_values(dir: &std::path::Path) -> Vec<(Vec<u8>, Vec<u8>)> {
+    with_urls(dir, urls_values_of)
 }
 
 #[test]
@@ -167,19 +174,12 @@ fn format_8_completed_values_are_read_and_upgraded_in_place() {
     let f = open(dir.path(), &clock);
     complete_all(&f);
     f.close().unwrap();
-    {
-        let db = fjall::Database::builder(dir.path().join("store"))
-            .open()
-            .unwrap();
-        let ks = db
-            .keyspace("urls", fjall::KeyspaceCreateOptions::default)
-            .unwrap();
-        for (k, v) in urls_values_of(&ks) {
+    with_urls(dir.path(), |ks| {
+        for (k, v) in urls_values_of(ks) {
             ks.insert(&k, common::completed_with_url(&v, &k[4..]))
                 .unwrap();
         }
-        db.persist(fjall::PersistMode::SyncAll).unwrap();
-    }
+    });
     common::write_format(dir.path(), 8);
     let f = open(dir.path(), &clock);
     check_all(&f, "format 8");
