@@ -68,6 +68,9 @@ pub struct FrontierArgs {
     /// Target table size of the discovery schedule, MiB (default: fjall's, 64).
     #[arg(long)]
     disc_table_mib: Option<u64>,
+    /// Target table size of the `urls` keyspace, MiB (default: the library's, 16; 0 = fjall's 64).
+    #[arg(long)]
+    urls_table_mib: Option<u64>,
     /// Run only the bare-fjall baseline and print its rate (the child
     /// process the benchmark starts).
     #[arg(long, hide = true)]
@@ -110,6 +113,9 @@ fn options(a: &FrontierArgs) -> anyhow::Result<FrontierOptions> {
     }
     if let Some(m) = a.disc_table_mib {
         store.disc_table_bytes = mib(m)?;
+    }
+    if let Some(m) = a.urls_table_mib {
+        store.urls_table_bytes = mib(m)?;
     }
     if let Some(n) = a.segment_bits {
         store.segment_bits = n;
