@@ -355,14 +355,15 @@ fn keyspace(db: &Database, name: &str, opts: StoreOptions) -> fjall::Result<Keys
             }
             // `urls` keeps its filters (status and known-URL lookups are
             // point reads, mostly of absent keys before a URL completes),
-            // partitioned from level 1 like the index: a table writer then
-            // holds the hashes of one 4 KiB filter partition at a time
-            // instead of 8 bytes per key of the whole table, and the
-            // filters of levels 0-1 are not pinned but go through the
-            // block cache (see `StoreOptions::urls_table_bytes` for what
-            // the two together measured). fjall keeps this and the table
-            // size in the keyspace's metadata: stores made earlier keep
-            // whole filters and 64 MiB tables.
+            // partitioned from level 1 like the index: a compaction's table
+            // writer then holds the hashes of one 4 KiB filter partition at
+            // a time instead of 8 bytes per key of the whole table, and the
+            // partitions go through the block cache instead of being pinned
+            // (level 0 keeps whole, pinned filters: one memtable each).
+            // `StoreOptions::urls_table_bytes` says what the two together
+            // measured. fjall keeps this and the table size in the
+            // keyspace's metadata: stores made earlier keep whole filters
+            // and 64 MiB tables.
             "urls" => o.filter_block_partitioning_policy(fjall::config::PartitioningPolicy::new([
                 false, true, true, true,
             ])),
