@@ -105,13 +105,7 @@ fn check_all(f: &Frontier, what: &str) {
         );
         assert_eq!(r.key, "a.com", "{what}: {canonical}");
     }
-    let mut listed: Vec<_> = f
-        .list_urls(&UrlQuery::default())
-        .unwrap()
-        .into_iter()
-        .map(|r| (r.url, r.next_fetch))
-        .collect();
-    listed.sort();
+    let listed = common::listed(f);
     let mut want: Vec<_> = URLS.iter().map(|(_, c)| (c.to_string(), 0)).collect();
     want.sort();
     assert_eq!(listed, want, "{what}");

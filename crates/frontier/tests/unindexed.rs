@@ -54,17 +54,6 @@ fn known(f: &Frontier, url: &str, next_fetch: u64) -> PutOutcome {
     f.put_known(&[item]).unwrap()[0].clone()
 }
 
-fn listed(f: &Frontier) -> Vec<(String, u64)> {
-    let mut v: Vec<_> = f
-        .list_urls(&UrlQuery::default())
-        .unwrap()
-        .into_iter()
-        .map(|r| (r.url, r.next_fetch))
-        .collect();
-    v.sort();
-    v
-}
-
 /// The URLs one `get` serves: up to `max_queues` queues × `per_queue` URLs.
 fn served(f: &Frontier, max_queues: u32, per_queue: u32) -> Vec<String> {
     let params = mgz_frontier::GetParams {
@@ -100,12 +89,12 @@ fn scenario(backend: &str) {
         (b1.to_string(), now),
         (b2.to_string(), now),
     ];
-    assert_eq!(listed(&f), want, "{backend}");
+    assert_eq!(common::listed(&f), want, "{backend}");
     // Completing an unleased pending URL.
     assert_eq!(known(&f, a3, 0), PutOutcome::Updated);
     assert_eq!(f.url_status("", a3, None).unwrap().next_fetch, 0);
     want[2].1 = 0;
-    assert_eq!(listed(&f), want, "{backend}");
+    assert_eq!(common::listed(&f), want, "{backend}");
     assert_eq!(f.stats("", None).size, 4);
     assert_eq!(f.stats("", None).completed, 1);
     // A delete makes the crawl dirty: "seen" answers are checked in the store.

@@ -1,4 +1,5 @@
-//! Helpers shared by the tests that make older state directories.
+//! Helpers shared by the tests that make older state directories or list
+//! what a frontier holds.
 #![allow(dead_code)] // each test crate uses its own subset
 
 use std::path::Path;
@@ -11,6 +12,18 @@ pub fn format_file(version: u32) -> Vec<u8> {
     let sum = xxhash_rust::xxh3::xxh3_64(&b);
     b.extend_from_slice(&sum.to_le_bytes());
     b
+}
+
+/// Every URL of the default crawl with its next-fetch time, sorted.
+pub fn listed(f: &mgz_frontier::Frontier) -> Vec<(String, u64)> {
+    let mut v: Vec<_> = f
+        .list_urls(&mgz_frontier::UrlQuery::default())
+        .unwrap()
+        .into_iter()
+        .map(|r| (r.url, r.next_fetch))
+        .collect();
+    v.sort();
+    v
 }
 
 /// Marks the state in `dir` as format `version`.
