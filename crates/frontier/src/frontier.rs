@@ -158,6 +158,20 @@ impl Frontier {
     /// the batch), commits `batch` and registers it with the group committer.
     pub(crate) fn commit(&self, t: &mut Table, batch: fjall::OwnedWriteBatch) -> Result<Commit> {
         let mark = self.log_frame(t)?;
+        self.commit_marked(batch, mark)
+    }
+
+    /// Commits `batch`, whose seen-log frame (if any) ends at `mark`, with
+    /// that mark (see [`crate::store::note_log_mark`]), and registers it with
+    /// the group committer.
+    pub(crate) fn commit_marked(
+        &self,
+        mut batch: fjall::OwnedWriteBatch,
+        mark: Option<(u64, u64)>,
+    ) -> Result<Commit> {
+        if let Some(m) = mark {
+            crate::store::note_log_mark(&self.store.meta, &mut batch, m);
+        }
         batch.commit()?;
         self.committer.written(mark)
     }

@@ -202,10 +202,9 @@ impl Frontier {
         let Some((batch, records)) = job.work.take() else {
             return;
         };
-        let outcome = self.log_frame_of(&records).and_then(|mark| {
-            batch.commit()?;
-            self.committer.written(mark)
-        });
+        let outcome = self
+            .log_frame_of(&records)
+            .and_then(|mark| self.commit_marked(batch, mark));
         job.handoff.fill(outcome);
     }
 

@@ -3,9 +3,11 @@
 //!
 //! ```text
 //! open:  seen.snap ok? ──yes──▶ restore each crawl's set ─▶ replay seen-<g>.log, seen-<g+1>.log …
-//!          │ no / corrupt / backend without snapshot form        │ log corrupt (not a torn tail)
+//!          │ no / corrupt / backend without snapshot form        │ log corrupt (not a torn tail), or
+//!          │                                                     │ the store's "slog" mark past what
+//!          │                                                     │ the log kept (`log_covers`)
 //!          ▼                                                     ▼
-//!        rebuild: one scan of the `urls` keys and `sched`  ◀─────────────────┘
+//!        rebuild: one scan of the `urls` keys and `sched`  ◀─────┘
 //!          └─▶ write a fresh snapshot (gen g+1) and an empty log
 //! snapshot: under the table lock stream every set into seen.snap.tmp (no copy
 //!   of the sets) and switch to a new log generation; outside it fsync the
@@ -103,17 +105,44 @@ fn restore(store: &Store, table: &mut Table, factory: &SeenFactory) -> Result<Op
     let first = snap.generation;
     drop(file); // before the log replay grows the sets
     let mut generation = first;
-    let mut last = None;
+    let mut kept = Vec::new();
     while let Some(replay) = seenlog::read(dir, generation)? {
         apply(store, table, &replay)?;
-        last = Some((generation, replay.good_len));
+        kept.push((generation, replay.good_len));
         generation += 1;
     }
+    if let Some((g, end)) = crate::store::stored_log_mark(&store.meta)?
+        && !log_covers(first, &kept, (g, end))
+    {
+        return Err(FrontierError::corrupt(
+            "seen log",
+            format!(
+                "the store holds a batch whose frame ends at byte {end} of seen-{g}.log, which the log no longer has"
+            ),
+        ));
+    }
+    let last = kept.last().copied();
     let log = match last {
         Some((g, len)) => SeenLog::append_at(dir, g, len)?,
         None => SeenLog::create(dir, first)?,
     };
     Ok(Some(log))
+}
+
+/// Whether the frame ending at `end` of log generation `g` (the store's
+/// mark of its newest batch) survived: generations before the snapshot's
+/// (`first`) are in the snapshot; the others must have been replayed at
+/// least that far (`kept`: generation, good length).
+///
+/// A power cut can keep a batch while losing its frame: the seen log is
+/// fsynced before the journal, but a batch committed between the two
+/// fsyncs (or before one fjall makes on its own, at a flush) reaches the
+/// disk in the journal while its frame, written to the OS just before it,
+/// was not fsynced. Replaying such a log would leave those URLs stored but
+/// unseen (a later put inserts them again); the caller rebuilds the sets
+/// from the store instead.
+fn log_covers(first: u64, kept: &[(u64, u64)], (g, end): (u64, u64)) -> bool {
+    g < first || kept.iter().any(|&(k, len)| k == g && end <= len)
 }
 
 /// Applies one log file: dirty marks, trusted keys, and the other keys

@@ -7,6 +7,8 @@
 //! DIR/store/          fjall database
 //!     meta    "c"+crawl id -> CrawlRec    "seq" -> next seq    "active" -> u8
 //!             "dseg" -> segment bits of `disc` (u8, written when the store is made)
+//!             "slog" -> seen-log generation u64 LE | end offset u64 LE of the frame
+//!                       of the newest batch that wrote one (see `seenidx`)
 //!     queues  qid          -> QueueRec
 //!     urls    qid | URL key             -> UrlState (completed: body but the URL, which the key gives;
 //!                                          or pointer of an indexed pending URL)
@@ -400,6 +402,39 @@ pub(crate) fn stored_next_seq(meta: &Keyspace) -> Result<u64> {
     Ok(u64::from_le_bytes(b))
 }
 
+/// Adds to `batch` the seen-log mark of the frame written for it (meta
+/// "slog": generation u64 LE | end offset u64 LE), so that an open can tell
+/// a log that lost frames the store kept (see `seenidx`).
+pub(crate) fn note_log_mark(
+    meta: &Keyspace,
+    batch: &mut fjall::OwnedWriteBatch,
+    (generation, end): (u64, u64),
+) {
+    let mut v = [0u8; 16];
+    v[..8].copy_from_slice(&generation.to_le_bytes());
+    v[8..].copy_from_slice(&end.to_le_bytes());
+    batch.insert(meta, b"slog", v);
+}
+
+/// The seen-log mark of the newest committed batch that wrote a frame
+/// (see [`note_log_mark`]); `None` in a store written before it existed.
+/// Any other length is `Corrupt`.
+pub(crate) fn stored_log_mark(meta: &Keyspace) -> Result<Option<(u64, u64)>> {
+    let Some(v) = meta.get(b"slog")? else {
+        return Ok(None);
+    };
+    let b: [u8; 16] = v
+        .as_ref()
+        .try_into()
+        .map_err(|_| FrontierError::corrupt("meta slog", "not 16 bytes"))?;
+    let half = |r: std::ops::Range<usize>| {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&b[r]);
+        u64::from_le_bytes(w)
+    };
+    Ok(Some((half(0..8), half(8..16))))
+}
+
 /// The store's `disc` segment bits: the recorded value, else (a new or
 /// pre-format-4 store) the option's, recorded now (before any `disc` entry
 /// can be written: the journal keeps writes in order).
@@ -685,6 +720,39 @@ mod tests {
             crate::Frontier::open(d.path(), crate::FrontierOptions::default()),
             Err(FrontierError::Corrupt { .. })
         ));
+    }
+
+    /// The seen-log mark round-trips; one of the wrong length is `Corrupt`
+    /// when read, and the frontier's open then rebuilds the seen sets from
+    /// the store (the log cannot be shown complete) instead of failing.
+    #[test]
+    fn seen_log_mark_round_trips_and_a_malformed_one_rebuilds() {
+        let d = tempfile::tempdir().unwrap();
+        let url = crate::UrlItem::new("http://a.example/x");
+        {
+            let f = crate::Frontier::open(d.path(), crate::FrontierOptions::default()).unwrap();
+            assert_eq!(
+                f.put_discovered(std::slice::from_ref(&url)).unwrap(),
+                [crate::PutOutcome::New]
+            );
+        }
+        {
+            let s = Store::open(d.path(), StoreOptions::default()).unwrap();
+            let (generation, end) = stored_log_mark(&s.meta).unwrap().expect("a put writes it");
+            assert!(end > 0, "generation {generation}, end {end}");
+            let mut b = s.db.batch();
+            note_log_mark(&s.meta, &mut b, (3, u64::MAX));
+            b.commit().unwrap();
+            assert_eq!(stored_log_mark(&s.meta).unwrap(), Some((3, u64::MAX)));
+            s.meta.insert(b"slog", [1u8; 15]).unwrap();
+            assert!(matches!(
+                stored_log_mark(&s.meta),
+                Err(FrontierError::Corrupt { .. })
+            ));
+            s.db.persist(fjall::PersistMode::SyncAll).unwrap();
+        }
+        let f = crate::Frontier::open(d.path(), crate::FrontierOptions::default()).unwrap();
+        assert_eq!(f.put_discovered(&[url]).unwrap(), [crate::PutOutcome::Seen]);
     }
 
     #[test]
