@@ -226,7 +226,7 @@ impl Frontier {
 }
 
 /// Log generations present in `dir`, ascending.
-fn log_generations(dir: &Path) -> Result<Vec<u64>> {
+pub(crate) fn log_generations(dir: &Path) -> Result<Vec<u64>> {
     let mut out = Vec::new();
     for e in std::fs::read_dir(dir).map_err(|e| FrontierError::io(dir, e))? {
         let e = e.map_err(|e| FrontierError::io(dir, e))?;
@@ -255,4 +255,25 @@ fn remove_logs_before(dir: &Path, generation: u64) -> Result<()> {
 fn remove_all(dir: &Path) -> Result<()> {
     remove_logs_before(dir, u64::MAX)?;
     snapshot::remove(dir)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A mark in a generation before the snapshot's is covered by the
+    /// snapshot; one in a replayed generation only up to what the replay
+    /// kept; one in a generation that was not replayed never.
+    #[test]
+    fn the_log_covers_marks_up_to_what_it_kept() {
+        let kept = [(4, 1000), (5, 300)];
+        assert!(log_covers(4, &kept, (3, u64::MAX)), "before the snapshot");
+        assert!(log_covers(4, &kept, (4, 1000)));
+        assert!(!log_covers(4, &kept, (4, 1001)), "past a cut");
+        assert!(log_covers(4, &kept, (5, 12)));
+        assert!(!log_covers(4, &kept, (5, 301)));
+        assert!(!log_covers(4, &kept, (6, 12)), "a generation lost whole");
+        assert!(!log_covers(4, &[], (4, 12)), "no log left");
+        assert!(log_covers(4, &[], (2, 12)));
+    }
 }

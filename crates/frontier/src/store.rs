@@ -751,8 +751,12 @@ mod tests {
             ));
             s.db.persist(fjall::PersistMode::SyncAll).unwrap();
         }
+        let logs = || crate::seenidx::log_generations(d.path()).unwrap();
+        let before = logs();
         let f = crate::Frontier::open(d.path(), crate::FrontierOptions::default()).unwrap();
         assert_eq!(f.put_discovered(&[url]).unwrap(), [crate::PutOutcome::Seen]);
+        // Rebuilt: a fresh snapshot starts a new log generation.
+        assert!(logs() > before, "{:?} -> {:?}", before, logs());
     }
 
     #[test]
