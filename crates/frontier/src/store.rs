@@ -423,16 +423,10 @@ pub(crate) fn stored_log_mark(meta: &Keyspace) -> Result<Option<(u64, u64)>> {
     let Some(v) = meta.get(b"slog")? else {
         return Ok(None);
     };
-    let b: [u8; 16] = v
-        .as_ref()
-        .try_into()
-        .map_err(|_| FrontierError::corrupt("meta slog", "not 16 bytes"))?;
-    let half = |r: std::ops::Range<usize>| {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(&b[r]);
-        u64::from_le_bytes(w)
-    };
-    Ok(Some((half(0..8), half(8..16))))
+    let mut r = crate::codec::Reader::new(&v, "meta slog");
+    let mark = (r.u64()?, r.u64()?);
+    r.finish()?;
+    Ok(Some(mark))
 }
 
 /// The store's `disc` segment bits: the recorded value, else (a new or
@@ -744,6 +738,11 @@ mod tests {
             note_log_mark(&s.meta, &mut b, (3, u64::MAX));
             b.commit().unwrap();
             assert_eq!(stored_log_mark(&s.meta).unwrap(), Some((3, u64::MAX)));
+            s.meta.insert(b"slog", [1u8; 17]).unwrap();
+            assert!(matches!(
+                stored_log_mark(&s.meta),
+                Err(FrontierError::Corrupt { .. })
+            ));
             s.meta.insert(b"slog", [1u8; 15]).unwrap();
             assert!(matches!(
                 stored_log_mark(&s.meta),
