@@ -36,11 +36,11 @@
 //! fetch is the caller's, so discovery order says nothing about it.
 //!
 //! Key shape (format 8). Within a segment, keys go by queue id, and a
-//! queue's entries are contiguous and in seq order. Queue ids are given in
-//! the order queues are first seen, which is also the order of the `get`
-//! ring when each registrable domain has one queue, so a `get` pass reads
-//! each segment front to back and its 4 KiB blocks are loaded once for the
-//! ~10-40 queues they hold, not once per queue. Format 5 began with the
+//! queue's entries are contiguous and in seq order. Each round of the
+//! `get` ring visits domains in the order of the queue id each serves next
+//! (`ring`), so a `get` pass reads each segment front to back and its 4 KiB
+//! blocks are loaded once for the ~10-40 queues they hold, not once per
+//! queue. Format 5 began with the
 //! segment and the queue id little-endian (neighbouring queues far apart):
 //! the 10M crawler loop under `mgz serve` served 45,380 URLs/s with it and
 //! 83,451/s with big-endian queue ids (docs/BENCHMARKS.md, "Session 20").

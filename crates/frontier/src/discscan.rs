@@ -16,10 +16,11 @@
 //! few in each segment. Serving it opened a range in every segment: at
 //! 100M URLs over 1M hosts (100 segments, about one URL per queue per
 //! segment) one range per URL served, each a table index lookup and a
-//! block load. A `get` call visits queues in runs of ascending ids (the
-//! domain ring is in id order, see `disc`; a domain's hosts are served in
-//! turn, so a call holds one run per host rank), the order of a segment's
-//! keys, so a cursor per run and segment, stepped forward, serves them.
+//! block load. A `get` call visits queues in runs of ascending ids (each
+//! round of the domain ring is sorted by the queue id each domain serves
+//! next, see `ring`; a call that spans two rounds holds two runs), the
+//! order of a segment's keys, so a cursor per run and segment, stepped
+//! forward, serves them.
 //!
 //! Choice of cursor for a scan starting at `target`: one whose head is at
 //! or past it (nothing to read), else the one closest behind it if its

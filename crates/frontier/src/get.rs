@@ -83,7 +83,9 @@ impl Frontier {
             }
             return Ok(out.out);
         }
-        self.serve_ring(&mut t, crawl, limit(params.max_queues), &ask, &mut out)?;
+        let served = self.serve_ring(&mut t, crawl, limit(params.max_queues), &ask, &mut out);
+        t.disc_ranges += out.disc.opened;
+        served?;
         Ok(out.out)
     }
 
@@ -96,33 +98,38 @@ impl Frontier {
         ask: &Ask,
         out: &mut Leased,
     ) -> Result<()> {
-        let n = t.domains.len();
+        let n = t.ring.len();
         let mut served = 0;
-        while served < max_queues {
-            let mut progress = false;
-            let start = t.cursor;
-            for step in 0..n {
-                let di = (start + step) % n;
-                if crawl.is_some_and(|c| t.domains[di].crawl != c) {
-                    continue;
-                }
-                let queues = self.serve_domain(t, di, max_queues - served, ask, out)?;
-                served += queues;
-                progress |= queues > 0;
-                if t.domains[di].deficit > 0 {
-                    // Turn interrupted by max_queues: resume it next call.
-                    t.cursor = di;
-                    return Ok(());
-                }
-                if queues > 0 {
-                    t.cursor = (di + 1) % n;
-                }
-                if served == max_queues {
-                    return Ok(());
-                }
+        let mut p = t.cursor % n.max(1);
+        // Positions visited in a row without a queue served; n of them (the
+        // whole ring, in one order) end the call. Revisiting a domain in the
+        // same call changes nothing but the ring's order, and a sort
+        // restarts the count.
+        let mut idle = 0;
+        while served < max_queues && idle < n {
+            if p == 0 && t.start_round() {
+                idle = 0;
             }
-            if !progress {
-                break;
+            let di = t.ring[p] as usize;
+            if crawl.is_some_and(|c| t.domains[di].crawl != c) {
+                p = (p + 1) % n;
+                idle += 1;
+                continue;
+            }
+            let queues = self.serve_domain(t, di, max_queues - served, ask, out)?;
+            served += queues;
+            if t.domains[di].deficit > 0 {
+                // Turn interrupted by max_queues: resume it next call.
+                t.cursor = p;
+                return Ok(());
+            }
+            p = (p + 1) % n;
+            if queues > 0 {
+                idle = 0;
+                t.ring_moved = true;
+                t.cursor = p;
+            } else {
+                idle += 1;
             }
         }
         Ok(())

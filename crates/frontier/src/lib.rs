@@ -38,6 +38,7 @@ mod queues;
 mod records;
 mod recover;
 mod repair;
+mod ring;
 mod seenidx;
 mod seenlog;
 mod segcompact;

@@ -2,14 +2,16 @@
 //!
 //! ```text
 //! domains: [ (crawl 0, "example.com") -> [q3, q9, q12], cursor 1 ]
-//!          [ (crawl 0, "other.org")   -> [q4],          cursor 0 ]   <- Table::cursor
+//!          [ (crawl 0, "other.org")   -> [q4],          cursor 0 ]
 //!          ...
+//! ring:    [1, 0, ...]   domain indexes in serving order   <- Table::cursor (a position)
 //! queues:  qid -> Queue { rec (durable), last serve, leases, due hint }   dense, by qid
 //! keys:    (crawl, key) -> qid                                            qids hashed only
 //! ```
 //! (`queues` and `keys` are drawn in `queues.rs`.)
 //!
-//! A `get` walks the domain ring from `cursor` with deficit round-robin: a
+//! A `get` walks the domain ring from `cursor` with deficit round-robin (the
+//! ring is re-sorted at each round, see `ring`): a
 //! domain's turn is worth `max_urls_per_queue` URLs, drawn from as many of its
 //! hosts (rotating) as it takes, so a site with 1,000 subdomains of two URLs
 //! each gets the same share of URLs as a single host with a long backlog. Memory is per queue, never per URL
@@ -107,12 +109,19 @@ pub struct Table {
     pub queues: Queues,
     /// (crawl, queue key) → queue id.
     pub keys: KeyIndex,
-    /// The domain ring.
+    /// Every domain, by index (the order first seen; a domain never moves).
     pub domains: Vec<Domain>,
+    /// The domain ring: indexes into `domains` in serving order, re-sorted
+    /// at each round (see `ring`).
+    pub ring: Vec<u32>,
+    /// Whether a domain was served since the ring was last sorted.
+    pub ring_moved: bool,
     /// (crawl, domain name) → index in `domains`.
     pub domain_index: HashMap<(u32, String), usize>,
-    /// Next domain to serve.
+    /// Ring position of the next domain to serve.
     pub cursor: usize,
+    /// `disc` ranges opened by `get` calls so far (read by the tests).
+    pub disc_ranges: u64,
     /// Next queue id.
     pub next_qid: u32,
     /// Next crawl id.
@@ -157,6 +166,7 @@ impl Table {
                 crawl: rec.crawl,
                 ..Domain::default()
             });
+            self.ring.push(u32::try_from(d).unwrap_or(u32::MAX));
         }
         self.domains[d].queues.push(qid);
         self.grows += 1;
