@@ -20,10 +20,11 @@
 //! order they were first seen, the first round served every domain's first
 //! host, in ascending ids, but later rounds served each domain's second,
 //! third ... host, whose ids follow no order: at 20M URLs over 200,000 hosts
-//! (four per domain) and 2^18 URLs per segment, `get` fell from 109,000
-//! URLs/s in its first tenth to ~30,000/s, nearly all of it opening ranges
-//! (docs/BENCHMARKS.md, "Session 26"). Sorted, a call visits ascending ids
-//! in every round.
+//! (four per domain) and 2^18 URLs per segment, `get` served 109,000 URLs/s
+//! in its first tenth and 28,000-41,000/s from the third on, most of the
+//! time spent opening ranges. Sorted, a call visits ascending ids in every
+//! round: 78,000-81,000 URLs/s over the whole phase (docs/BENCHMARKS.md,
+//! "Session 26").
 //!
 //! Fairness is that of the deficit round-robin: each round still gives every
 //! domain one turn; only the order of the turns within a round changes. A
