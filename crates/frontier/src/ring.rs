@@ -6,8 +6,9 @@
 //! ring:    [2, 0, 3, 1]       position → domain index (4 B per domain);
 //!                             Table::cursor is a position
 //! new round (the walk reaches position 0, no turn under way there):
-//!   ring sorted by (next_qid(d), d), next_qid = the first queue of d from
-//!   d.cursor on with a pending URL, u32::MAX when it has none
+//!   domains with a pending URL sorted by (next_qid(d), d), next_qid = the
+//!   first queue of d from d.cursor on with a pending URL; then the others,
+//!   in their previous order
 //! ```
 //!
 //! Why: a `get` call serves the domains at consecutive ring positions and
@@ -31,10 +32,11 @@
 //! turn cut short by `max_queues` resumes at its position before any sort
 //! (the sort waits while the domain at position 0 has a turn under way).
 //!
-//! Cost: one sort per round in which a domain was served, O(D log D) for D
-//! domains plus a look at the queues of each domain from its cursor to its
-//! first pending one; a round visits every domain anyway, and most calls do
-//! not start one.
+//! Cost: one sort per round in which a domain was served: a look at each
+//! domain's queues from its cursor to its first pending one (none for a
+//! domain known to have nothing pending), then O(L log L) for the L domains
+//! with a pending URL; the others keep their order at the end. A round
+//! visits every domain anyway; with `max_queues` 0 every call is a round.
 
 use crate::table::Table;
 
@@ -51,24 +53,32 @@ impl Table {
             return false;
         }
         self.ring_moved = false;
-        let mut keyed: Vec<(u32, u32)> = self
-            .ring
-            .iter()
-            .map(|&d| (self.next_qid_of(d as usize), d))
-            .collect();
-        keyed.sort_unstable();
-        for (slot, (_, d)) in self.ring.iter_mut().zip(keyed) {
+        let mut live = Vec::new();
+        let mut idle = Vec::new();
+        for &d in &self.ring {
+            match self.next_qid_of(d as usize) {
+                u32::MAX => idle.push(d),
+                qid => live.push((qid, d)),
+            }
+        }
+        live.sort_unstable();
+        let order = live.into_iter().map(|(_, d)| d).chain(idle);
+        for (slot, d) in self.ring.iter_mut().zip(order) {
             *slot = d;
         }
         true
     }
 
     /// The id of the first queue of domain `d` from its cursor on that has a
-    /// pending URL, or `u32::MAX`.
+    /// pending URL, or `u32::MAX` (at once for a domain known to have none,
+    /// see `Domain::empty_at`).
     fn next_qid_of(&self, d: usize) -> u32 {
         let Some(dom) = self.domains.get(d) else {
             return u32::MAX;
         };
+        if dom.empty_at == Some(self.grows) {
+            return u32::MAX;
+        }
         let len = dom.queues.len();
         (0..len)
             .map(|i| dom.queues[(dom.cursor + i) % len])
