@@ -112,12 +112,17 @@ pub(crate) fn write_key_parts(
     if host.starts_with('[') {
         out.extend_from_slice(host.as_bytes());
     } else {
-        for (i, label) in host.rsplit('.').enumerate() {
-            if i > 0 {
-                out.push(b'.');
-            }
-            out.extend_from_slice(label.as_bytes());
+        // The labels in reverse order (as `host.rsplit('.')` joined by
+        // "."), without the splitter's per-label searcher.
+        let h = host.as_bytes();
+        out.reserve(h.len() + path_and_query.len() + 2);
+        let mut end = h.len();
+        while let Some(dot) = h[..end].iter().rposition(|&c| c == b'.') {
+            out.extend_from_slice(&h[dot + 1..end]);
+            out.push(b'.');
+            end = dot;
         }
+        out.extend_from_slice(&h[..end]);
     }
     if https || port.is_some() {
         out.push(b':');

@@ -35,6 +35,10 @@ use crate::{Policy, query};
 const HOST: u8 = 1;
 const PATH: u8 = 2;
 const QUERY: u8 = 4;
+/// Path bytes that the policy's optional rules look at: an uppercase
+/// letter, `;`.
+const UPPER: u8 = 8;
+const SEMI: u8 = 16;
 
 /// Class bits of every byte (0 for bytes outside the plain shape).
 static CLASS: [u8; 256] = classes();
@@ -74,6 +78,12 @@ const fn classes() -> [u8; 256] {
         }
         if c == b'?' {
             bits |= QUERY;
+        }
+        if c.is_ascii_uppercase() {
+            bits |= UPPER;
+        }
+        if c == b';' {
+            bits |= SEMI;
         }
         t[b] = bits;
         b += 1;
@@ -118,17 +128,12 @@ impl<'a> PlainUrl<'a> {
         if policy.strip_www && host.starts_with("www") {
             return None;
         }
-        let (path, query) = match text[host_end..].split_once('?') {
-            Some((p, q)) => (p, Some(q)),
-            None => (&text[host_end..], None),
-        };
-        if !plain_path(path.as_bytes(), policy) {
-            return None;
-        }
-        if let Some(q) = query
+        let rest = &b[host_end..];
+        let path_end = plain_path(rest, policy)?;
+        if let Some(q) = rest.get(path_end + 1..)
             && (q.is_empty()
                 || query::rewrites_query(policy)
-                || !q.bytes().all(|c| CLASS[usize::from(c)] & QUERY != 0))
+                || !q.iter().all(|&c| CLASS[usize::from(c)] & QUERY != 0))
         {
             return None;
         }
@@ -208,24 +213,40 @@ fn plain_label(l: &[u8]) -> bool {
         && l.get(2..4) != Some(b"--")
 }
 
-/// A plain path under `policy`: see the module docs.
-fn plain_path(p: &[u8], policy: &Policy) -> bool {
-    if p.first() != Some(&b'/') {
-        return false;
+/// The length of the plain path (under `policy`, see the module docs) at
+/// the start of `rest`, which ends there or at its first `?`; `None` if
+/// that path is not plain.
+///
+/// One pass: the AND of the bytes' classes says whether all are path
+/// bytes, their OR whether an uppercase letter or `;` occurs, and a `.`
+/// right after a `/` whether a dot segment may (only then are the
+/// segments compared).
+fn plain_path(rest: &[u8], policy: &Policy) -> Option<usize> {
+    if rest.first() != Some(&b'/') {
+        return None;
     }
-    let mut upper = false;
-    let mut semi = false;
-    for &c in p {
-        if CLASS[usize::from(c)] & PATH == 0 {
-            return false;
+    let mut all = PATH;
+    let mut any = 0;
+    let mut slash_dot = false;
+    let mut prev = 0u8;
+    let mut end = rest.len();
+    for (i, &c) in rest.iter().enumerate() {
+        if c == b'?' {
+            end = i;
+            break;
         }
-        upper |= c.is_ascii_uppercase();
-        semi |= c == b';';
+        let k = CLASS[usize::from(c)];
+        all &= k;
+        any |= k;
+        slash_dot |= prev == b'/' && c == b'.';
+        prev = c;
     }
-    if (policy.lowercase_path && upper) || (policy.strip_session_ids && semi) {
-        return false;
-    }
-    !p.split(|&c| c == b'/').any(|s| s == b"." || s == b"..")
+    let path = &rest[..end];
+    let plain = all & PATH != 0
+        && !(policy.lowercase_path && any & UPPER != 0)
+        && !(policy.strip_session_ids && any & SEMI != 0)
+        && !(slash_dot && path.split(|&c| c == b'/').any(|s| s == b"." || s == b".."));
+    plain.then_some(end)
 }
 
 #[cfg(test)]

@@ -363,11 +363,22 @@ impl Stream {
     }
 }
 
-/// Appends `n` in decimal (one integer through the formatter: cheap next
-/// to a whole `format!`).
-fn push_decimal(out: &mut String, n: u64) {
-    use std::fmt::Write;
-    let _ = write!(out, "{n}");
+/// Appends `n` in decimal. By hand, not through the formatter, which took
+/// ~1 % of the put phase's CPU (its `fmt::write` and `Display` frames).
+fn push_decimal(out: &mut String, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for &d in &digits[i..] {
+        out.push(char::from(d));
+    }
 }
 
 /// splitmix64 finaliser.
@@ -501,6 +512,38 @@ impl Report {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The hand-written decimal matches the formatter's, and the stream's
+    /// URLs the text its doc comment gives.
+    #[test]
+    fn stream_text_is_the_formatted_text() {
+        for n in [0, 7, 9, 10, 99, 100, 12_345, u64::from(u32::MAX), u64::MAX] {
+            let mut s = String::new();
+            push_decimal(&mut s, n);
+            assert_eq!(s, n.to_string());
+        }
+        let st = Stream {
+            urls: 1000,
+            hosts: 40,
+        };
+        for j in [0, 1, 2, 3, 5, 17, 999] {
+            let h = j * 7919 % 40;
+            let r = mix(j);
+            let tail = if (r >> 16).is_multiple_of(5) {
+                format!("?id={}", r % 1000)
+            } else {
+                ".html".to_string()
+            };
+            let want = format!(
+                "https://{}.site{}.com/{}/{}/page-{j}{tail}",
+                SUBS[(h % 4) as usize],
+                h / 4,
+                WORDS[(r % 20) as usize],
+                WORDS[((r >> 8) % 20) as usize]
+            );
+            assert_eq!(st.url(j), want);
+        }
+    }
 
     /// The store flags reach the frontier's options, the segments' own
     /// ones apart from the general ones; unset flags keep the library's.
