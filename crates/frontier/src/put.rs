@@ -47,6 +47,10 @@ struct Prepared<'a> {
     metadata: &'a Metadata,
 }
 
+/// Store-batch slots beyond one per URL: a counter record, the sequence
+/// counter, new queue records of the first URLs (more just grow the batch).
+const BATCH_SPARE: usize = 8;
+
 /// A decided batch waiting for its commit turn (see `order`): the store
 /// batch and its seen-log records, and where its outcome goes.
 pub(crate) struct CommitJob {
@@ -86,10 +90,14 @@ impl Frontier {
         let now_s = (self.now_ms() / 1000).max(1);
         // Rejected items get their outcome now; the rest keep their index.
         let mut out = vec![PutOutcome::Seen; items.len()];
+        // (item index, item, crawl id, queue id); the ids are filled in
+        // under the lock. One vector for the whole call, sized once: under
+        // `mgz serve` a call takes up to 16,384 URLs, and every vector of
+        // that size that is freed and made again faults fresh pages in.
         let mut prepared = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
             match self.prepare(item, now_s) {
-                Ok(p) => prepared.push((i, p)),
+                Ok(p) => prepared.push((i, p, 0, 0)),
                 Err(reason) => out[i] = PutOutcome::Rejected(reason),
             }
         }
@@ -98,31 +106,33 @@ impl Frontier {
         // anything is decided (a new one is made once per segment).
         let most = u64::try_from(prepared.len()).unwrap_or(u64::MAX);
         self.store.ensure_segments(t.next_seq, most)?;
-        let mut batch = self.store.db.batch();
-        let mut touched = HashSet::new();
+        // One entry per new URL, plus counter and queue records. (The same
+        // batch as `db.batch()`: the database journals with a manual
+        // persist, so neither sets a durability; the committer syncs.)
+        let mut batch = fjall::OwnedWriteBatch::with_capacity(
+            self.store.db.clone(),
+            prepared.len() + BATCH_SPARE,
+        );
+        let mut touched = HashSet::with_capacity(prepared.len());
         let mut in_batch = HashSet::new();
         // New URLs: (queue, position, indexed, item), written to `batch`
         // after the lock.
-        let mut news = Vec::new();
+        let mut news = Vec::with_capacity(prepared.len());
         // Queue ids first, for the whole batch: the index prefetches each
         // item's entry, queue slot and key ahead of reading them, so the
         // cache misses of different items overlap (they were a seventh of
         // the put's CPU, all under the lock); then missing queues are made.
-        let cids: Vec<u32> = prepared
-            .iter()
-            .map(|(_, p)| t.crawl_id(p.crawl, &self.store, &mut batch, &self.opts.seen))
-            .collect();
-        let keys: Vec<_> = (prepared.iter().zip(&cids))
-            .map(|((_, p), &cid)| (cid, &*p.key, p.key_hash))
+        for (_, p, cid, _) in &mut prepared {
+            *cid = t.crawl_id(p.crawl, &self.store, &mut batch, &self.opts.seen);
+        }
+        let keys: Vec<_> = (prepared.iter())
+            .map(|(_, p, cid, _)| (*cid, &*p.key, p.key_hash))
             .collect();
         let found = t.keys.find_many(&t.queues, &keys);
         drop(keys);
-        let prepared: Vec<_> = (prepared.into_iter().zip(cids).zip(found))
-            .map(|(((i, p), cid), qid)| {
-                let qid = qid.unwrap_or_else(|| t.queue_id_hashed(cid, &p.key, p.key_hash));
-                (i, p, cid, qid)
-            })
-            .collect();
+        for ((_, p, cid, qid), found) in prepared.iter_mut().zip(found) {
+            *qid = found.unwrap_or_else(|| t.queue_id_hashed(*cid, &p.key, p.key_hash));
+        }
         if let Some(cid) = self.one_trusted_crawl(&t, &prepared) {
             // The usual batch: one crawl whose "seen" answers need no check,
             // so the set answers the whole batch in one call.
