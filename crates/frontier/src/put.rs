@@ -115,8 +115,10 @@ impl Frontier {
         );
         let mut touched = HashSet::with_capacity(prepared.len());
         let mut in_batch = HashSet::new();
-        // New URLs: (queue, position, indexed, item), written to `batch`
-        // after the lock.
+        // New URLs: (queue, position, indexed, index in `prepared`),
+        // written to `batch` after the lock (indexes, not the items: a
+        // second vector of whole items was a fifth of the page faults of a
+        // 16,384-URL call under `mgz serve`).
         let mut news = Vec::with_capacity(prepared.len());
         // Queue ids first, for the whole batch: the index prefetches each
         // item's entry, queue slot and key ahead of reading them, so the
@@ -140,29 +142,29 @@ impl Frontier {
             let mut fresh = Vec::with_capacity(keys.len());
             t.seen_insert_batch(cid, &keys, &mut fresh);
             drop(keys);
-            for ((i, p, _, qid), new) in prepared.into_iter().zip(fresh) {
+            for (j, ((i, p, _, qid), new)) in prepared.iter().zip(fresh).enumerate() {
                 if !new {
                     continue;
                 }
                 let pos = t.next_pos(now_s, true);
-                t.log_seen((cid, qid), &p.ukey, pos);
-                note_pending(&mut t, qid, pos);
-                touched.insert(qid);
-                out[i] = PutOutcome::New;
-                news.push((qid, pos, false, p));
+                t.log_seen((cid, *qid), &p.ukey, pos);
+                note_pending(&mut t, *qid, pos);
+                touched.insert(*qid);
+                out[*i] = PutOutcome::New;
+                news.push((*qid, pos, false, j));
             }
         } else {
-            for (i, p, cid, qid) in prepared {
+            for (j, (i, p, cid, qid)) in prepared.iter().enumerate() {
                 // `out[i]` stays `Seen` unless the URL is new.
-                let new = self.is_new(&mut t, (cid, qid), &p, now_s, &mut in_batch)?;
+                let new = self.is_new(&mut t, (*cid, *qid), p, now_s, &mut in_batch)?;
                 let Some(indexed) = new else {
                     continue;
                 };
                 let pos = t.next_pos(now_s, true);
-                note_pending(&mut t, qid, pos);
-                touched.insert(qid);
-                out[i] = PutOutcome::New;
-                news.push((qid, pos, indexed, p));
+                note_pending(&mut t, *qid, pos);
+                touched.insert(*qid);
+                out[*i] = PutOutcome::New;
+                news.push((*qid, pos, indexed, j));
             }
         }
         if news.is_empty() && batch.is_empty() {
@@ -177,9 +179,9 @@ impl Frontier {
         // positions are decided), then, in decision order (see `order`),
         // the seen-log frame and the commit.
         let mut scratch = Vec::new();
-        let written = news.iter().try_for_each(|(qid, pos, indexed, p)| {
-            let at = (*qid, *indexed);
-            write_pending(&self.store, &mut batch, at, p, *pos, &mut scratch)
+        let written = news.iter().try_for_each(|&(qid, pos, indexed, j)| {
+            let (p, at) = (&prepared[j].1, (qid, indexed));
+            write_pending(&self.store, &mut batch, at, p, pos, &mut scratch)
         });
         let handoff = Arc::new(Handoff::default());
         // A failed write (a segment without its keyspace, which
