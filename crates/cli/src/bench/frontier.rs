@@ -3,7 +3,8 @@
 //! 1. put: `2 × N` URLs in batches of 256 (half of them repeat an earlier
 //!    URL, as links to known pages do), submitted by `--threads` producers,
 //!    each batch acknowledged only once durable (group commit);
-//! 2. get + complete: lease everything (politeness delay 0) and mark it done;
+//! 2. get + complete: lease everything (politeness delay 0; `--get-queues`
+//!    × `--get-per-queue` URLs per call, 250 × 64 by default) and mark it done;
 //! 3. close and reopen (seen sets rebuilt from the store).
 //!
 //! Baseline measured first in the same run: the same stream written into a
@@ -79,6 +80,15 @@ pub struct FrontierArgs {
     /// run itself); the put ratio against it is then not printed.
     #[arg(long)]
     no_baseline: bool,
+    /// Queues per `get` call in the get phase (`max_queues`). 250 × 64 =
+    /// 16,000 URLs leased per call; at 1000 (sessions 5-26) the bench's own
+    /// vector of 64,000 leased records (~16 MB) was ~1 B/URL of the 10M
+    /// peak RSS (docs/BENCHMARKS.md, "Session 27").
+    #[arg(long, default_value_t = 250)]
+    get_queues: u32,
+    /// URLs per queue per `get` call (`max_urls_per_queue`).
+    #[arg(long, default_value_t = 64)]
+    get_per_queue: u32,
 }
 
 /// `m` MiB in bytes; a count past `u64` is an error, not a wrapped size.
@@ -158,7 +168,7 @@ pub fn run(a: FrontierArgs) -> anyhow::Result<ExitCode> {
     phase_memory(&format!("put phase {put_s:.1} s"));
     let stored = f.stats("", None).size;
     let seen_bytes = f.seen_bytes();
-    let (served, get_s) = get_phase(&f, stored)?;
+    let (served, get_s) = get_phase(&f, stored, (a.get_queues, a.get_per_queue))?;
     phase_memory(&format!("get phase {get_s:.1} s"));
     let t = Instant::now();
     f.close().context("closing")?;
@@ -254,11 +264,15 @@ fn produce(f: &Frontier, stream: &Stream, from: u64, to: u64) -> anyhow::Result<
 
 /// Leases and completes everything; returns (URLs served, seconds).
 /// Prints the progress to stderr at each tenth of `stored` (long runs).
-fn get_phase(f: &Frontier, stored: u64) -> anyhow::Result<(u64, f64)> {
+fn get_phase(
+    f: &Frontier,
+    stored: u64,
+    (queues, per_queue): (u32, u32),
+) -> anyhow::Result<(u64, f64)> {
     f.set_delay("", None, 0)?;
     let params = GetParams {
-        max_queues: 1000,
-        max_urls_per_queue: 64,
+        max_queues: queues,
+        max_urls_per_queue: per_queue,
         delay_requestable: 3600,
         ..GetParams::default()
     };
