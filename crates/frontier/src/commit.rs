@@ -6,11 +6,15 @@
 //! `interval`, notes the newest epoch, flushes and fsyncs the journal, then
 //! publishes that epoch as durable. So a burst of concurrent writers shares one
 //! fsync, and a lone writer waits at most `interval` plus one fsync.
+//! Neither fsync holds a lock the write path takes: the seen log is synced
+//! through a second descriptor and the journal through `jsync`, so puts go
+//! on committing while the disk works.
 //! If an fsync fails the committer is poisoned: that and every later wait
 //! returns an error (`DiskFull` when the device, a quota or the file-size
 //! limit ran out of room, `Poisoned` otherwise) and nothing more is
 //! acknowledged.
 
+use std::path::PathBuf;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -18,6 +22,7 @@ use std::time::{Duration, Instant};
 use fjall::{Database, PersistMode};
 
 use crate::error::{FrontierError, Result};
+use crate::jsync::JournalSync;
 use crate::seenidx::SharedLog;
 
 /// When an acknowledged write is durable.
@@ -201,8 +206,13 @@ fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
 }
 
 impl Committer {
-    /// Starts the committer for `db`.
-    pub fn start(db: Database, mode: Durability, log: Option<SharedLog>) -> Result<Committer> {
+    /// Starts the committer for `db`, whose folder is `db_dir`.
+    pub fn start(
+        db: Database,
+        db_dir: PathBuf,
+        mode: Durability,
+        log: Option<SharedLog>,
+    ) -> Result<Committer> {
         let shared = Arc::new(Shared {
             state: Mutex::new(State::default()),
             wake: Condvar::new(),
@@ -213,7 +223,10 @@ impl Committer {
                 let (s, d, l) = (shared.clone(), db.clone(), log.clone());
                 let handle = std::thread::Builder::new()
                     .name("mgz-frontier-commit".into())
-                    .spawn(move || run(&s, &d, l.as_ref(), interval))
+                    .spawn(move || {
+                        let mut journal = JournalSync::new(db_dir);
+                        run(&s, (&d, &mut journal), l.as_ref(), interval);
+                    })
                     .map_err(|e| FrontierError::io("commit thread", e))?;
                 Some(handle)
             }
@@ -285,16 +298,26 @@ fn mark_durable(log: Option<&SharedLog>, mark: Option<(u64, u64)>) {
 }
 
 /// fsyncs the seen log (before the journal: an fsynced batch must never
-/// lack its keys in the log).
+/// lack its keys in the log), through a descriptor of its own so that
+/// writers append frames meanwhile (frames are written straight to the
+/// file, so every frame appended before the call is covered).
 fn sync_log(log: Option<&SharedLog>) -> Result<()> {
     match log {
-        Some(l) => l.lock().unwrap_or_else(|p| p.into_inner()).sync(),
+        Some(l) => {
+            let handle = l.lock().unwrap_or_else(|p| p.into_inner()).sync_handle()?;
+            handle.sync()
+        }
         None => Ok(()),
     }
 }
 
 /// The committer thread: wait for work, respect the interval, fsync, publish.
-fn run(shared: &Shared, db: &Database, log: Option<&SharedLog>, interval: Duration) {
+fn run(
+    shared: &Shared,
+    (db, journal): (&Database, &mut JournalSync),
+    log: Option<&SharedLog>,
+    interval: Duration,
+) {
     let mut last = Instant::now() - interval;
     loop {
         let (target, mark) = {
@@ -314,7 +337,7 @@ fn run(shared: &Shared, db: &Database, log: Option<&SharedLog>, interval: Durati
             (st.written, st.log_mark)
         };
         last = Instant::now();
-        let result = sync_log(log).and_then(|()| Ok(db.persist(PersistMode::SyncData)?));
+        let result = sync_log(log).and_then(|()| journal.sync(db));
         if result.is_ok() {
             mark_durable(log, mark);
         }

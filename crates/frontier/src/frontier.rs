@@ -123,7 +123,12 @@ impl Frontier {
             queues = table.queues.len(),
             "frontier opened"
         );
-        let committer = Committer::start(store.db.clone(), opts.durability, seen_log.clone())?;
+        let committer = Committer::start(
+            store.db.clone(),
+            store.db_dir(),
+            opts.durability,
+            seen_log.clone(),
+        )?;
         Ok(Frontier {
             store,
             committer,

@@ -29,6 +29,7 @@ mod error;
 mod fresh;
 mod frontier;
 mod get;
+mod jsync;
 mod keyindex;
 mod lookup;
 mod order;

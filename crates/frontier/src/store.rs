@@ -374,6 +374,13 @@ fn keyspace(db: &Database, name: &str, opts: StoreOptions) -> fjall::Result<Keys
     })
 }
 
+impl Store {
+    /// The database's folder (fjall's journals and keyspaces).
+    pub fn db_dir(&self) -> PathBuf {
+        self.dir.join("store")
+    }
+}
+
 /// Name of the single `disc` keyspace of formats 4 to 6 (see
 /// [`FORMAT_VERSION`]).
 const LEGACY_DISC: &str = "disc";
