@@ -35,7 +35,12 @@ async fn check(max_depth: u32, obey_robots: bool) {
         .into_iter()
         .filter(|((_, p), _)| !p.starts_with("/status/"))
         .collect();
-    assert!(repeats.is_empty(), "requested twice: {repeats:?}");
+    // The crawl's error counts say why a page was fetched again (a retried
+    // network error is the only way; one such flake was seen under load).
+    assert!(
+        repeats.is_empty(),
+        "requested twice: {repeats:?}; crawl: {summary:?}"
+    );
     assert!(summary.pages_fetched as usize >= truth.len());
 }
 
