@@ -186,12 +186,23 @@ pub struct Store {
     pub dir: PathBuf,
 }
 
+/// The database's folder inside state directory `dir` (fjall's journals
+/// and keyspaces).
+fn db_path(dir: &Path) -> PathBuf {
+    dir.join("store")
+}
+
 impl Store {
+    /// The database's folder (see [`db_path`]).
+    pub fn db_dir(&self) -> PathBuf {
+        db_path(&self.dir)
+    }
+
     /// Opens or creates the state in `dir`.
     pub fn open(dir: &Path, opts: StoreOptions) -> Result<Store> {
         std::fs::create_dir_all(dir).map_err(|e| FrontierError::io(dir, e))?;
         let upgrade = check_format_file(dir)?;
-        let path = dir.join("store");
+        let path = db_path(dir);
         // A new store is built off-disk and moved in (see `fresh`); it has
         // no torn tail to look for.
         #[cfg(target_os = "linux")]
@@ -374,13 +385,6 @@ fn keyspace(db: &Database, name: &str, opts: StoreOptions) -> fjall::Result<Keys
     })
 }
 
-impl Store {
-    /// The database's folder (fjall's journals and keyspaces).
-    pub fn db_dir(&self) -> PathBuf {
-        self.dir.join("store")
-    }
-}
-
 /// Name of the single `disc` keyspace of formats 4 to 6 (see
 /// [`FORMAT_VERSION`]).
 const LEGACY_DISC: &str = "disc";
@@ -460,7 +464,7 @@ fn segment_bits(meta: &Keyspace, opts: StoreOptions) -> Result<u8> {
 /// A store error at open, naming the directory.
 fn at(dir: &Path, e: fjall::Error) -> FrontierError {
     match e {
-        fjall::Error::Io(source) => FrontierError::io(dir.join("store"), source),
+        fjall::Error::Io(source) => FrontierError::io(db_path(dir), source),
         other => FrontierError::from(other),
     }
 }
@@ -489,7 +493,7 @@ fn check_format_file(dir: &Path) -> Result<Option<u32>> {
             other => other.map(|()| None).map_err(|e| e.in_file(&path)),
         },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            if dir.join("store").exists() {
+            if db_path(dir).exists() {
                 return Err(FrontierError::corrupt(
                     "FORMAT",
                     "missing while a store exists",
