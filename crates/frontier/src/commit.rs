@@ -246,6 +246,9 @@ impl Committer {
     /// the turn of `order::CommitOrder`) that ordered the write.
     pub fn written(&self, mark: Option<(u64, u64)>) -> Result<Commit> {
         if let Durability::OsBuffer = self.mode {
+            if let Some(poison) = &lock(&self.shared.state).poisoned {
+                return Err(poison.error());
+            }
             self.db.persist(PersistMode::Buffer)?;
             mark_durable(self.log.as_ref(), mark);
             return Ok(Commit::done());
@@ -263,6 +266,21 @@ impl Committer {
                 shared: self.shared.clone(),
             },
         })
+    }
+
+    /// Stops acknowledging writes after one that failed part-way (its
+    /// seen-log frame or its batch: the in-memory table has changed, the
+    /// store has not): every later write and wait gets this error, as after
+    /// a failed fsync. The next open starts from what is stored.
+    pub fn poison(&self, e: &FrontierError) {
+        let mut st = lock(&self.shared.state);
+        if st.poisoned.is_none() {
+            st.poisoned = Some(match e {
+                FrontierError::DiskFull(reason) => Poison::DiskFull(reason.clone()),
+                other => Poison::Failed(format!("a write failed part-way: {other}")),
+            });
+        }
+        self.shared.done.notify_all();
     }
 
     /// Makes everything written so far durable now.

@@ -17,7 +17,7 @@ impl Frontier {
     /// Deletes queue `key` of `crawl` with all its URLs; returns how many URLs were removed.
     pub fn delete_queue(&self, crawl: &str, key: &str) -> Result<u64> {
         let (n, commit) = {
-            let mut t = self.lock();
+            let mut t = self.lock_store()?;
             let qids = queue_ids(&t, crawl, Some(key));
             if qids.is_empty() {
                 return Ok(0);
@@ -34,7 +34,7 @@ impl Frontier {
     /// Deletes crawl `crawl` entirely; returns how many URLs were removed.
     pub fn delete_crawl(&self, crawl: &str) -> Result<u64> {
         let (n, commit) = {
-            let mut t = self.lock();
+            let mut t = self.lock_store()?;
             let Some(&cid) = t.crawl_ids.get(crawl_name(crawl)) else {
                 return Ok(0);
             };
@@ -56,7 +56,7 @@ impl Frontier {
     pub fn purge_urls(&self, crawl: &str, key: Option<&str>, days: u32) -> Result<u64> {
         let cutoff = (self.now_ms() / 1000).saturating_sub(u64::from(days) * 86_400);
         let (n, commit) = {
-            let mut t = self.lock();
+            let mut t = self.lock_store()?;
             let mut batch = self.store.db.batch();
             let mut n = 0;
             for qid in queue_ids(&t, crawl, key) {

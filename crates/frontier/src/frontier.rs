@@ -148,6 +148,23 @@ impl Frontier {
         t
     }
 
+    /// [`Frontier::lock`] for an operation that reads pending entries: also
+    /// moves the discovery log into the segments (see `dlog`), so the store
+    /// holds every change the table has where reads look.
+    pub(crate) fn lock_store(&self) -> Result<MutexGuard<'_, Table>> {
+        let t = self.lock_undrained();
+        self.settle()?;
+        Ok(t)
+    }
+
+    /// Waits for the commits under way (see `order`) and moves the
+    /// discovery log; the caller holds the table lock, so nothing is added
+    /// meanwhile.
+    pub(crate) fn settle(&self) -> Result<()> {
+        self.order.drain();
+        self.store.move_dlog()
+    }
+
     /// The table, possibly ahead of the store by the batches of
     /// `put_discovered` calls still committing: for `put_discovered`, which
     /// drains before any store read (see `order`).
@@ -161,9 +178,15 @@ impl Frontier {
 
     /// Writes the seen-log frame of this write (before the store may hold
     /// the batch), commits `batch` and registers it with the group committer.
+    /// A failure poisons the committer (see [`Committer::poison`]).
     pub(crate) fn commit(&self, t: &mut Table, batch: fjall::OwnedWriteBatch) -> Result<Commit> {
-        let mark = self.log_frame(t)?;
-        self.commit_marked(batch, mark)
+        let outcome = self
+            .log_frame(t)
+            .and_then(|mark| self.commit_marked(batch, mark));
+        if let Err(e) = &outcome {
+            self.committer.poison(e);
+        }
+        outcome
     }
 
     /// Commits `batch`, whose seen-log frame (if any) ends at `mark`, with

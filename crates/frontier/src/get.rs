@@ -49,7 +49,7 @@ struct Leased {
 impl Frontier {
     /// Leases up to `max_queues` × `max_urls_per_queue` due URLs (see [`GetParams`]).
     pub fn get(&self, params: &GetParams) -> Result<Vec<UrlRecord>> {
-        let mut t = self.lock();
+        let mut t = self.lock_store()?;
         if !t.active {
             return Ok(Vec::new());
         }

@@ -24,6 +24,7 @@ mod counters;
 mod delete;
 mod disc;
 mod discscan;
+mod dlog;
 mod error;
 #[cfg(target_os = "linux")]
 mod fresh;
@@ -71,6 +72,8 @@ pub mod fuzzing {
         let _ = crate::codec::UrlState::head(bytes);
         let _ = crate::codec::parse_sched_key(bytes);
         let _ = crate::disc::parse_disc_key(bytes);
+        let _ = crate::dlog::parse_dlog_key(bytes);
+        let _ = crate::dlog::parse_value_bytes(bytes, 20);
         let _ = crate::records::QueueRec::decode(bytes);
         let _ = crate::records::CrawlRec::decode(bytes);
         let _ = crate::counters::decode(bytes);

@@ -92,7 +92,7 @@ impl Frontier {
             .map_err(|_| FrontierError::NotFound(url.to_string()))?;
         let key = key.filter(|k| !k.is_empty()).unwrap_or(canon.host());
         let qid = {
-            let t = self.lock();
+            let t = self.lock_store()?;
             t.crawl_ids
                 .get(crawl_name(crawl))
                 .and_then(|&cid| t.qid(cid, key))
@@ -137,7 +137,7 @@ impl Frontier {
     /// Calls `f` on each matching record until it returns false.
     fn scan_urls(&self, query: &UrlQuery, mut f: impl FnMut(UrlRecord) -> bool) -> Result<()> {
         let queues: Vec<(u32, String)> = {
-            let t = self.lock();
+            let t = self.lock_store()?;
             queue_ids(&t, &query.crawl, query.key.as_deref())
                 .into_iter()
                 .filter_map(|qid| t.queues.get(&qid).map(|q| (qid, q.rec.key.clone())))

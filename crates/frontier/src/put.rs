@@ -9,8 +9,9 @@
 //! seen-log frame and the batch commit run in decision order, by this writer
 //! or, when its turn has not come, by the writer before it (see `order`);
 //! return a [`Commit`] to wait on.
-//! Per new URL the store gets one entry, `disc` (20 B key + body, appended:
-//! see `disc`), when the crawl's seen set is trusted and clean; otherwise
+//! Per new URL the store gets one entry, in `dlog` (20 B key + body, in
+//! discovery order; moved into its `disc` segment in bulk later: see `dlog`,
+//! `disc`), when the crawl's seen set is trusted and clean; otherwise
 //! also a `urls` pointer (~key + 18 B) so "seen" answers can be checked (see
 //! `pending`). `put_known` with a schedule writes `sched` instead.
 
@@ -22,6 +23,7 @@ use mgz_url::{CanonicalUrl, PlainUrl};
 
 use crate::codec::{Body, UrlState, url_key};
 use crate::commit::{Commit, Handoff};
+use crate::dlog::DlogBuf;
 use crate::error::{FrontierError, Result};
 use crate::frontier::Frontier;
 use crate::table::{LeaseKey, Table};
@@ -54,7 +56,7 @@ const BATCH_SPARE: usize = 8;
 /// A decided batch waiting for its commit turn (see `order`): the store
 /// batch and its seen-log records, and where its outcome goes.
 pub(crate) struct CommitJob {
-    work: Option<(fjall::OwnedWriteBatch, Vec<u8>)>,
+    work: Option<(fjall::OwnedWriteBatch, Vec<u8>, DlogBuf)>,
     handoff: Arc<Handoff>,
 }
 
@@ -179,16 +181,18 @@ impl Frontier {
         // positions are decided), then, in decision order (see `order`),
         // the seen-log frame and the commit.
         let mut scratch = Vec::new();
+        let mut logged = DlogBuf::default();
         let written = news.iter().try_for_each(|&(qid, pos, indexed, j)| {
             let (p, at) = (&prepared[j].1, (qid, indexed));
-            write_pending(&self.store, &mut batch, at, p, pos, &mut scratch)
+            let out = (&mut scratch, Some(&mut logged));
+            write_pending(&self.store, &mut batch, at, p, pos, out)
         });
         let handoff = Arc::new(Handoff::default());
         // A failed write (a segment without its keyspace, which
         // `ensure_segments` rules out) still takes its turn, committing
         // nothing, so the batches after it are not held up.
         let work = match written {
-            Ok(()) => Some((batch, records)),
+            Ok(()) => Some((batch, records, logged)),
             Err(e) => {
                 handoff.fill(Err(e));
                 None
@@ -211,12 +215,17 @@ impl Frontier {
     /// Writes a batch's seen-log frame and commits it (in its turn, see
     /// `order`), leaving the outcome in its hand-off.
     fn run_commit(&self, mut job: CommitJob) {
-        let Some((batch, records)) = job.work.take() else {
+        let Some((batch, records, mut logged)) = job.work.take() else {
             return;
         };
-        let outcome = self
-            .log_frame_of(&records)
-            .and_then(|mark| self.commit_marked(batch, mark));
+        // The discovery log's entries join the batch here, in the turn,
+        // in whichever log is active now (see `dlog`).
+        let outcome = self.log_frame_of(&records).and_then(|mark| {
+            (self.store).dlog_commit(batch, &mut logged, |b| self.commit_marked(b, mark))
+        });
+        if let Err(e) = &outcome {
+            self.committer.poison(e);
+        }
         job.handoff.fill(outcome);
     }
 
@@ -238,7 +247,7 @@ impl Frontier {
     fn overwrite_all(&self, items: &[KnownItem]) -> Result<(Vec<PutOutcome>, Commit)> {
         let now_s = (self.now_ms() / 1000).max(1);
         let mut out = Vec::with_capacity(items.len());
-        let mut t = self.lock();
+        let mut t = self.lock_store()?;
         let mut batch = self.store.db.batch();
         let mut touched = HashSet::new();
         let mut keys_in_batch = HashSet::new();
@@ -373,8 +382,9 @@ impl Frontier {
         if !check || !in_batch.insert((cid, p.ukey.clone())) {
             return Ok(None);
         }
-        // The store must hold every batch decided before this one.
-        self.order.drain();
+        // The store must hold every batch decided before this one, in the
+        // keyspaces reads look at.
+        self.settle()?;
         let stored = self.url_state((qid, &p.key), &p.ukey, &p.url)?.is_some();
         Ok((!stored).then_some(true))
     }
@@ -448,7 +458,14 @@ fn insert_pending(
     pos: LeaseKey,
 ) -> Result<()> {
     note_pending(t, qid, pos);
-    write_pending(store, batch, (qid, indexed), p, pos, &mut Vec::new())
+    write_pending(
+        store,
+        batch,
+        (qid, indexed),
+        p,
+        pos,
+        (&mut Vec::new(), None),
+    )
 }
 
 /// The table's side of a new pending URL at `pos` of queue `qid`: the
@@ -469,19 +486,25 @@ fn note_pending(t: &mut Table, qid: u32, pos: LeaseKey) {
 /// The store's side of a new pending URL: its entry at `pos`, and a `urls`
 /// pointer if `indexed`. Needs no table lock. The body is encoded into
 /// `scratch` (reused across a batch's URLs) and copied once, into fjall's
-/// value.
+/// value. With `logged`, a `disc` entry goes to the discovery log and to
+/// `logged` (see `dlog`); without, straight to its segment.
 fn write_pending(
     store: &crate::store::Store,
     batch: &mut fjall::OwnedWriteBatch,
     (qid, indexed): (u32, bool),
     p: &Prepared<'_>,
     pos: LeaseKey,
-    scratch: &mut Vec<u8>,
+    (scratch, logged): (&mut Vec<u8>, Option<&mut DlogBuf>),
 ) -> Result<()> {
     scratch.clear();
     let url = (&*p.url, &*p.key);
     Body::encode_parts(url, p.depth, p.created, p.metadata, scratch);
-    store.pending_insert(batch, qid, pos, scratch)?;
+    match logged {
+        Some(buf) if crate::disc::is_disc(pos) => {
+            store.pending_append((qid, pos), scratch, buf)?;
+        }
+        _ => store.pending_insert(batch, qid, pos, scratch)?,
+    }
     if indexed {
         let (next_fetch, seq) = pos;
         let state = UrlState::Pending { next_fetch, seq };

@@ -15,6 +15,8 @@
 //!     sched   qid | next fetch | seq    -> Body (pending URLs put with a schedule, FIFO by key order)
 //!     disc.N  qid | seq | next          -> Body (discovered pending URLs of segment N, appended;
 //!                                          18-byte keys, see `disc`; one keyspace per segment, see `segments`)
+//!     dlog.0, dlog.1  seq | qid | next  -> Body (discovered URLs not yet moved into their segment;
+//!                                          20-byte keys in discovery order; two, see `dlog`)
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -40,6 +42,10 @@ use crate::error::{FrontierError, Result};
 ///    the entry's key (`codec::UrlState::completed_value`). Values of
 ///    earlier versions, which hold it, are still read, so a version-8
 ///    directory is a valid version-9 one as it is.
+/// 10: discovered URLs are appended to the `dlog` keyspace and moved into
+///    their segments in bulk (see `dlog`). A binary of version 9 would not
+///    read entries left there, so it must refuse the directory; a version-9
+///    directory (no `dlog`) is a valid version-10 one as it is.
 /// Versions 1 to 7 are valid version-9 directories once their `disc`
 /// keyspace, if any, is emptied into the segment keyspaces with format-8
 /// keys ([`crate::disc::move_to_segments`], which also reads format-4
@@ -47,9 +53,9 @@ use crate::error::{FrontierError, Result};
 /// rewritten ([`crate::disc::convert_segment`]); both are resumable (no
 /// counter records, every pending URL indexed, no `disc` entries; version-1
 /// values are read as they are). So they are upgraded in place at open,
-/// then `FORMAT` says 9. An older binary then refuses the directory with a
+/// then `FORMAT` says 10. An older binary then refuses the directory with a
 /// `FormatVersion` error (it would not read the new keys and values).
-pub const FORMAT_VERSION: u32 = 9;
+pub const FORMAT_VERSION: u32 = 10;
 const MAGIC: &[u8; 4] = b"MGZF";
 
 /// Tuning of the embedded store.
@@ -89,7 +95,10 @@ pub struct StoreOptions {
     /// −10 % (docs/BENCHMARKS.md, "Session 22").
     pub disc_l0_threshold: u8,
     /// Memtable bytes of the `disc` segments' keyspaces: 8 MiB (see
-    /// [`StoreOptions::disc_l0_threshold`]). Only the top segment's memtable
+    /// [`StoreOptions::disc_l0_threshold`]); also the size of the discovery
+    /// log (entries and fjall's per-entry overhead) past which a put moves
+    /// it into the segments (see `dlog`), so a segment still fills with
+    /// runs of about this size. Only the top segment's memtable
     /// fills to it; the others are sealed every `segments::REMOVALS_PER_MEMTABLE`
     /// removals, so the `get` phase's peak RSS is unchanged (19.5–19.8 B/URL at 10M).
     pub disc_memtable_bytes: u64,
@@ -137,6 +146,10 @@ pub struct StoreOptions {
     /// average (18.6-19.8) against 19.8 (19.5-20.0); disk +3 %
     /// (docs/BENCHMARKS.md, "Session 24").
     pub urls_table_bytes: u64,
+    /// Entries of one segment from which a move of the discovery log
+    /// writes them as a table run instead of a batch (see `dlog`): 16,384.
+    /// Small values only make tests take the ingestion path.
+    pub dlog_ingest_min: usize,
 }
 
 impl Default for StoreOptions {
@@ -158,6 +171,7 @@ impl Default for StoreOptions {
             segment_bits: 0,
             disc_table_bytes: 0,
             urls_table_bytes: 16 << 20,
+            dlog_ingest_min: crate::dlog::INGEST_MIN,
         }
     }
 }
@@ -179,6 +193,15 @@ pub struct Store {
     pub segs: crate::segments::Segments,
     /// Segment bits of `disc` (fixed when the store is made).
     pub seg_bits: u8,
+    /// Discovered URLs not yet in their segment: the two log keyspaces
+    /// (see `dlog`).
+    pub dlog: [Keyspace; 2],
+    /// Which log is active, its entries, the move under way (see `dlog`).
+    pub(crate) dlog_state: std::sync::Mutex<crate::dlog::DlogState>,
+    /// `StoreOptions::disc_memtable_bytes`: the move threshold.
+    pub(crate) dlog_limit: u64,
+    /// `StoreOptions::dlog_ingest_min`.
+    pub(crate) dlog_ingest_min: usize,
     /// Whether recovery cut a journal short at this open: batches may be
     /// half there (see `repair`).
     pub(crate) journal_cut: bool,
@@ -238,7 +261,8 @@ impl Store {
             // Format-5 keys in segment keyspaces: a format-7 store, or one
             // whose move into segments was begun by a format-7 binary.
             let mut converted = 0;
-            // Format 8 has its keys already; 9 changed only new values.
+            // Format 8 has its keys already; 9 changed only new values, 10
+            // added the `dlog` keyspace (made below when missing).
             for (_, seg) in segs.all().filter(|_| found < 8) {
                 converted += crate::disc::convert_segment(&db, seg)?;
             }
@@ -247,24 +271,34 @@ impl Store {
             write_format_file(&dir.join("FORMAT"))?;
             tracing::info!(from = found, to = FORMAT_VERSION, "state format upgraded");
         }
-        Ok(Store {
+        let store = Store {
             meta,
             queues: ks("queues")?,
             urls: ks("urls")?,
             sched: ks("sched")?,
+            dlog: [ks(crate::dlog::DLOG[0])?, ks(crate::dlog::DLOG[1])?],
+            dlog_state: std::sync::Mutex::new(crate::dlog::DlogState::unread()),
+            dlog_limit: opts.disc_memtable_bytes,
+            dlog_ingest_min: opts.dlog_ingest_min.max(1),
             segs,
             seg_bits,
             journal_cut,
             db,
             dir: dir.to_path_buf(),
-        })
+        };
+        // What a crash left in the log goes to its segments before anything
+        // reads them (see `dlog`).
+        store.move_dlog()?;
+        Ok(store)
     }
 
     /// Writes every memtable to a table and waits, so the next open has no
     /// journal to replay (at close: replaying up to `max_journaling_size`
     /// was most of a restart).
     pub fn flush_memtables(&self) -> Result<()> {
-        for ks in [&self.meta, &self.queues, &self.urls, &self.sched] {
+        self.move_dlog()?;
+        let [d0, d1] = &self.dlog;
+        for ks in [&self.meta, &self.queues, &self.urls, &self.sched, d0, d1] {
             ks.rotate_memtable_and_wait()?;
         }
         for (_, ks) in self.segs.all() {
@@ -325,6 +359,12 @@ fn keyspace(db: &Database, name: &str, opts: StoreOptions) -> fjall::Result<Keys
     let disc = name == LEGACY_DISC || crate::segments::segment_of_name(name).is_some();
     let (mem, l0) = match disc {
         true => (opts.disc_memtable_bytes, opts.disc_l0_threshold),
+        // The log is moved and cleared at `disc_memtable_bytes` (see
+        // `dlog`), before fjall would flush it.
+        false if crate::dlog::DLOG.contains(&name) => (
+            opts.disc_memtable_bytes.saturating_mul(4),
+            opts.l0_threshold,
+        ),
         false => (opts.memtable_bytes, opts.l0_threshold),
     };
     let leveled = fjall::compaction::Leveled::default().with_l0_threshold(l0_threshold(l0));
@@ -363,7 +403,7 @@ fn keyspace(db: &Database, name: &str, opts: StoreOptions) -> fjall::Result<Keys
             // each: put-phase CPU 108.6 s against 128.2 s; docs/BENCHMARKS.md,
             // "Session 10").
             // `disc` segments likewise (see `disc`).
-            _ if name == "sched" || disc => {
+            _ if name == "sched" || crate::dlog::DLOG.contains(&name) || disc => {
                 o.filter_policy(fjall::config::FilterPolicy::disabled())
             }
             // `urls` keeps its filters (status and known-URL lookups are
@@ -481,13 +521,13 @@ pub fn format_bytes(version: u32) -> [u8; 16] {
 
 /// Creates `DIR/FORMAT` in a new directory, or checks the existing one;
 /// `Some(version)` when it names an older version this one upgrades (1 to
-/// 8): the file is rewritten once the store is (see [`FORMAT_VERSION`]).
+/// 9): the file is rewritten once the store is (see [`FORMAT_VERSION`]).
 fn check_format_file(dir: &Path) -> Result<Option<u32>> {
     let path = dir.join("FORMAT");
     match std::fs::read(&path) {
         Ok(bytes) => match parse_format(&bytes) {
             Err(FrontierError::FormatVersion {
-                found: found @ 1..=8,
+                found: found @ 1..=9,
                 ..
             }) => Ok(Some(found)),
             other => other.map(|()| None).map_err(|e| e.in_file(&path)),

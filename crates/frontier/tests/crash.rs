@@ -15,14 +15,27 @@ const ROUNDS: usize = 20;
 
 /// Options of child and parent: `disc` segments of 32 URLs, so the kills
 /// also land while a segment's keyspace is being made and first written.
-fn opts() -> FrontierOptions {
+/// With `moves`, the discovery log moves into the segments every 2 KiB
+/// (each batch) from the put's commit turn, always as ingested tables (see the crate's
+/// `dlog`), so the kills also land inside those moves.
+fn opts(moves: bool) -> FrontierOptions {
+    let mut store = StoreOptions {
+        segment_bits: 5,
+        ..StoreOptions::default()
+    };
+    if moves {
+        store.disc_memtable_bytes = 2048;
+        store.dlog_ingest_min = 1;
+    }
     FrontierOptions {
-        store: StoreOptions {
-            segment_bits: 5,
-            ..StoreOptions::default()
-        },
+        store,
         ..FrontierOptions::default()
     }
+}
+
+/// Whether this child runs with [`opts`]`(true)`.
+fn child_moves() -> bool {
+    std::env::var_os("MGZ_CRASH_MOVES").is_some()
 }
 
 /// The child: writes until killed. Run only by `sigkill_at_random_moments`.
@@ -31,7 +44,8 @@ fn opts() -> FrontierOptions {
 fn crash_child() {
     let dir = std::env::var("MGZ_CRASH_DIR").expect("run by the crash test");
     let round = std::env::var("MGZ_CRASH_ROUND").unwrap();
-    let f = Frontier::open(&dir, opts()).unwrap();
+    let moves = child_moves();
+    let f = Frontier::open(&dir, opts(moves)).unwrap();
     let mut out = std::io::stdout().lock();
     writeln!(out, "READY").unwrap();
     out.flush().unwrap();
@@ -45,9 +59,16 @@ fn crash_child() {
         for u in &urls {
             writeln!(out, "D {u}").unwrap();
         }
+        // With moves, completions (which move the log first) only every
+        // other batch, so the put's own threshold moves it in between.
+        let take = match (moves, b % 2) {
+            (false, _) => 8,
+            (true, 0) => 16,
+            (true, _) => 0,
+        };
         let done: Vec<_> = previous
             .iter()
-            .take(8)
+            .take(take)
             .map(|u| KnownItem {
                 item: UrlItem::new(u.as_str()),
                 next_fetch: 0,
@@ -63,8 +84,12 @@ fn crash_child() {
 }
 
 /// Runs one child until killed; returns the lines it printed.
-fn run_child(dir: &std::path::Path, round: usize, rng: &mut impl Rng) -> Vec<String> {
-    let mut child = Command::new(std::env::current_exe().unwrap())
+fn run_child(dir: &std::path::Path, round: usize, moves: bool, rng: &mut impl Rng) -> Vec<String> {
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    if moves {
+        cmd.env("MGZ_CRASH_MOVES", "1");
+    }
+    let mut child = cmd
         .args(["--exact", "crash_child", "--ignored", "--nocapture"])
         .env("MGZ_CRASH_DIR", dir)
         .env("MGZ_CRASH_ROUND", round.to_string())
@@ -95,11 +120,20 @@ fn run_child(dir: &std::path::Path, round: usize, rng: &mut impl Rng) -> Vec<Str
 
 #[test]
 fn sigkill_at_random_moments() {
+    kill_and_check(false);
+}
+
+#[test]
+fn sigkill_while_the_discovery_log_moves() {
+    kill_and_check(true);
+}
+
+fn kill_and_check(moves: bool) {
     let dir = tempfile::tempdir().unwrap();
     let mut rng = rand::rng();
     let mut acked: HashMap<String, bool> = HashMap::new(); // url -> completed
     for round in 0..ROUNDS {
-        for line in run_child(dir.path(), round, &mut rng) {
+        for line in run_child(dir.path(), round, moves, &mut rng) {
             if let Some(u) = line.strip_prefix("D ") {
                 acked.entry(u.to_string()).or_insert(false);
             } else if let Some(u) = line.strip_prefix("K ") {
@@ -116,7 +150,7 @@ fn sigkill_at_random_moments() {
         acked.len() > 100 && completed > 50,
         "the children acknowledged too little"
     );
-    let f = Frontier::open(dir.path(), opts()).unwrap();
+    let f = Frontier::open(dir.path(), opts(moves)).unwrap();
     for (url, completed) in &acked {
         let rec = f
             .url_status("", url, None)
