@@ -69,8 +69,9 @@
 //!
 //! Memory: the active log's memtable (up to `disc_memtable_bytes` of entries
 //! and fjall's per-entry overhead, as the top segment's memtable before),
-//! the one being moved, and 32 bytes per entry of each in `buf` (the values
-//! are shared with the memtables, not copied).
+//! the one being moved, and 48 bytes per URL of each in memory (`Moving`:
+//! segment, queue, position and a 24-byte view; the bodies are views of the
+//! log's value, shared with the memtable, not copied).
 
 use std::sync::MutexGuard;
 use std::thread::JoinHandle;
