@@ -71,7 +71,10 @@
 //! and fjall's per-entry overhead, as the top segment's memtable before),
 //! the one being moved, and 48 bytes per URL of each in memory (`Moving`:
 //! segment, queue, position and a 24-byte view; the bodies are views of the
-//! log's value, shared with the memtable, not copied).
+//! log's value, shared with the memtable, not copied). The mover hands its
+//! vector back emptied, kept as the next `buf` (so at most two vectors of a
+//! full log's length exist, as before, and a new log's vector does not grow
+//! by doubling into fresh pages inside commit turns).
 
 use std::sync::MutexGuard;
 use std::thread::JoinHandle;
@@ -229,8 +232,13 @@ pub(crate) struct DlogState {
     buf: Vec<Moving>,
     /// Bytes of `buf` as fjall counts them (the move threshold).
     bytes: u64,
-    /// The move of the other keyspace, while it runs.
-    mover: Option<JoinHandle<Result<()>>>,
+    /// The move of the other keyspace, while it runs; it hands back its
+    /// vector, emptied, as `spare`.
+    mover: Option<JoinHandle<Result<Vec<Moving>>>>,
+    /// An empty vector with the capacity of a full log, the next `buf`
+    /// (growing a fresh one by doubling faulted its pages in during
+    /// commit turns).
+    spare: Vec<Moving>,
     /// A log keyspace may hold entries the vectors lack.
     unread: bool,
 }
@@ -338,10 +346,16 @@ impl Store {
                 "the mover thread panicked",
             ))
         });
-        if outcome.is_err() {
-            st.unread = true;
+        match outcome {
+            Ok(spare) => {
+                st.spare = spare;
+                Ok(())
+            }
+            Err(e) => {
+                st.unread = true;
+                Err(e)
+            }
         }
-        outcome
     }
 
     /// Hands the active log to a mover thread and makes the other active.
@@ -351,14 +365,20 @@ impl Store {
             // A failed move left entries only in a keyspace.
             return self.move_now(st);
         }
-        let entries = std::mem::take(&mut st.buf);
-        let target = self.target(&entries)?;
+        let target = self.target(&st.buf)?;
+        let spare = std::mem::take(&mut st.spare);
+        let mut entries = std::mem::replace(&mut st.buf, spare);
+        st.buf.reserve(entries.len());
         let log = self.dlog[st.active].clone();
         st.active = 1 - st.active;
         st.bytes = 0;
         let spawned = std::thread::Builder::new()
             .name("mgz-dlog-move".into())
-            .spawn(move || write_moved(&target, entries, &[log]));
+            .spawn(move || {
+                write_moved(&target, &mut entries, &[log])?;
+                entries.clear();
+                Ok(entries)
+            });
         match spawned {
             Ok(handle) => {
                 st.mover = Some(handle);
@@ -399,7 +419,7 @@ impl Store {
 
     /// [`Store::move_dlog`] with the mover joined.
     fn move_now(&self, st: &mut DlogState) -> Result<()> {
-        let (entries, logs) = match (st.buf.is_empty(), st.unread) {
+        let (mut entries, logs) = match (st.buf.is_empty(), st.unread) {
             (true, false) => return Ok(()),
             (false, false) => (
                 std::mem::take(&mut st.buf),
@@ -417,9 +437,14 @@ impl Store {
             return Ok(());
         }
         let target = self.target(&entries)?;
-        match write_moved(&target, entries, &logs) {
+        match write_moved(&target, &mut entries, &logs) {
             Ok(()) => {
                 st.unread = false;
+                // The capacity back (sync moves come often when puts and
+                // gets alternate).
+                if st.buf.capacity() < entries.capacity() {
+                    st.buf = entries;
+                }
                 Ok(())
             }
             Err(e) => {
@@ -466,25 +491,31 @@ impl Drop for Store {
     }
 }
 
-/// Writes `entries` (whole logs, in seq order) into their segments, then
-/// clears `logs`.
-fn write_moved(target: &Target, mut entries: Vec<Moving>, logs: &[Keyspace]) -> Result<()> {
-    // In seq order: a stable sort by (segment, queue) leaves each queue's
-    // entries in seq order, the order of `disc` keys.
-    entries.sort_by_key(|e| (e.seg, e.qid));
-    let mut rest = &entries[..];
-    while let Some(first) = rest.first() {
-        let n = rest.iter().take_while(|e| e.seg == first.seg).count();
-        let (run, tail) = rest.split_at(n);
-        let Some((_, ks)) = target.segs.iter().find(|(s, _)| *s == first.seg) else {
+/// Writes `entries` (whole logs) into their segments, then clears `logs`.
+/// Takes the entries out of `entries`, leaving its capacity.
+fn write_moved(target: &Target, entries: &mut Vec<Moving>, logs: &[Keyspace]) -> Result<()> {
+    // The order of `disc` keys within a segment: queue, then seq (unique,
+    // so an unstable sort gives the one order, with no scratch buffer).
+    entries.sort_unstable_by_key(|e| (e.seg, e.qid, e.pos.1));
+    // (segment, entries) runs, counted before the entries are taken out.
+    let mut runs: Vec<(u32, usize)> = Vec::new();
+    for e in entries.iter() {
+        match runs.last_mut() {
+            Some((seg, n)) if *seg == e.seg => *n += 1,
+            _ => runs.push((e.seg, 1)),
+        }
+    }
+    let mut rest = entries.drain(..);
+    for (seg, n) in runs {
+        let Some((_, ks)) = target.segs.iter().find(|(s, _)| *s == seg) else {
             return Err(FrontierError::corrupt(
                 "disc segment",
-                format!("no keyspace for segment {}", first.seg),
+                format!("no keyspace for segment {seg}"),
             ));
         };
-        move_run(target, ks, run)?;
-        rest = tail;
+        move_run(target, ks, rest.by_ref().take(n), n)?;
     }
+    drop(rest);
     for log in logs {
         log.clear()?;
         // A table newer than everything the log held (see [`MARK_KEY`]).
@@ -494,18 +525,24 @@ fn write_moved(target: &Target, mut entries: Vec<Moving>, logs: &[Keyspace]) -> 
     Ok(())
 }
 
-/// Writes one segment's entries (sorted by key) into its keyspace `ks`.
-fn move_run(target: &Target, ks: &Keyspace, run: &[Moving]) -> Result<()> {
-    if run.len() >= target.ingest_min {
+/// Writes one segment's `n` entries (sorted by key) into its keyspace
+/// `ks`, moving their values (no reference count touched per entry).
+fn move_run(
+    target: &Target,
+    ks: &Keyspace,
+    run: impl Iterator<Item = Moving>,
+    n: usize,
+) -> Result<()> {
+    if n >= target.ingest_min {
         let mut ing = ks.start_ingestion()?;
         for e in run {
-            ing.write(disc_key(e.qid, e.pos.1, e.pos.0), e.value.clone())?;
+            ing.write(disc_key(e.qid, e.pos.1, e.pos.0), e.value)?;
         }
         ing.finish()?;
     } else {
         let mut batch = target.db.batch();
         for e in run {
-            batch.insert(ks, disc_key(e.qid, e.pos.1, e.pos.0), e.value.clone());
+            batch.insert(ks, disc_key(e.qid, e.pos.1, e.pos.0), e.value);
         }
         batch.commit()?;
     }
@@ -655,7 +692,8 @@ mod tests {
             let target = store.target(&store.read_dlog().unwrap()).unwrap();
             for (seg, ks) in &target.segs {
                 let run: Vec<Moving> = all.extract_if(.., |e| e.seg == *seg).collect();
-                move_run(&target, ks, &run).unwrap();
+                let n = run.len();
+                move_run(&target, ks, run.into_iter(), n).unwrap();
             }
             assert!(all.is_empty());
             store.db.persist(fjall::PersistMode::SyncAll).unwrap();
