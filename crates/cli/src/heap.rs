@@ -12,7 +12,7 @@
 //!
 //! So mimalloc serves `serve` and `bench frontier`, glibc everything else;
 //! `MGZ_ALLOCATOR=mimalloc|system` overrides the choice (for measuring).
-//! mimalloc purges freed pages at once, except under `serve` (10 ms, see
+//! mimalloc purges freed pages at once, except under `serve` (1 s, see
 //! [`SERVE_PURGE_DELAY_MS`]); `MGZ_PURGE_DELAY=MS` overrides that.
 //!
 //! Invariant: every block is freed by the allocator that made it. The
@@ -97,14 +97,17 @@ fn env_choice() -> Option<bool> {
 
 /// mimalloc's purge delay under `mgz serve`, ms. A PutDiscovered stream
 /// hands the frontier up to 16,384 URLs at once, whose multi-megabyte
-/// buffers are freed and allocated again at every call: purged at once,
-/// each call faulted fresh pages in (~12 % of the server's CPU in page
-/// faults at 10M URLs, perf). With 10 ms (mimalloc's own default) two
-/// streams put 4.5 % more URLs per second (median of 5 runs each) with a
-/// fifth less system time, for 17-30 MB more peak RSS at 10M URLs
-/// (docs/BENCHMARKS.md, "Session 13"): a fixed cost, not one per URL. `mgz bench frontier` keeps 0: its
-/// peak RSS per URL at 10M is the bound it checks.
-const SERVE_PURGE_DELAY_MS: libc::c_long = 10;
+/// buffers are freed and allocated again at every call, and the discovery
+/// log's values (a megabyte or more per call) are freed in bulk after each
+/// move: purged soon after, each call faulted fresh pages in. Measured at
+/// 10M URLs, two streams (docs/BENCHMARKS.md, "Session 30"): 10 ms (the
+/// choice of session 13, mimalloc's own default) 268-281k URLs/s with 13-16 s
+/// of system CPU; 1,000 ms 303-314k URLs/s with 5-7 s, and the crawler loop
+/// served 40.9k against 36.1k URLs/s; for 65-110 MB more peak RSS at 1M and
+/// 10M URLs (freed pages kept a second: a fixed cost, not one per URL).
+/// `mgz bench frontier` keeps 0: its peak RSS per URL at 10M is the bound
+/// it checks.
+const SERVE_PURGE_DELAY_MS: libc::c_long = 1000;
 
 /// The purge delay for first argument `command`: `MGZ_PURGE_DELAY` (ms,
 /// 0..=1000) when set, else [`SERVE_PURGE_DELAY_MS`] for `serve`, else 0.
@@ -205,7 +208,7 @@ unsafe impl GlobalAlloc for Chosen {
 mod tests {
     use super::*;
 
-    /// `serve` keeps freed pages 10 ms, everything else purges at once;
+    /// `serve` keeps freed pages 1 s, everything else purges at once;
     /// a valid `MGZ_PURGE_DELAY` wins, an invalid one is ignored.
     #[test]
     fn purge_delay_by_command_and_environment() {
