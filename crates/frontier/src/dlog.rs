@@ -375,8 +375,8 @@ impl Store {
         let spawned = std::thread::Builder::new()
             .name("mgz-dlog-move".into())
             .spawn(move || {
+                // Emptied by the move, its capacity kept.
                 write_moved(&target, &mut entries, &[log])?;
-                entries.clear();
                 Ok(entries)
             });
         match spawned {

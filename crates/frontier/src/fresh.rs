@@ -135,10 +135,11 @@ fn sync(path: &Path) -> std::io::Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    /// Every file under `dir` (relative path, contents), sorted.
+    pub(crate) fn tree(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
         let mut out = Vec::new();
         for e in fs::read_dir(dir).unwrap() {
             let p = e.unwrap().path();

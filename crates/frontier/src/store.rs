@@ -623,12 +623,12 @@ mod tests {
             assert_eq!(ks.approximate_len(), 2);
         }
         // The value is on disk compressed (a journal holds it, no table).
-        let files: Vec<_> = walk(&path);
+        let files = crate::fresh::tests::tree(&path);
         let raw = &big[..4096];
         assert!(
             files
                 .iter()
-                .all(|f| !f.windows(raw.len()).any(|w| w == raw)),
+                .all(|(_, f)| !f.windows(raw.len()).any(|w| w == raw)),
             "the value was stored uncompressed"
         );
         let db = builder(&path, StoreOptions::default()).open().unwrap();
@@ -637,20 +637,6 @@ mod tests {
             .unwrap();
         assert_eq!(ks.get(b"big").unwrap().as_deref(), Some(&big[..]));
         assert_eq!(ks.get(b"small").unwrap().as_deref(), Some(&b"x"[..]));
-    }
-
-    /// The contents of every file under `dir`.
-    fn walk(dir: &Path) -> Vec<Vec<u8>> {
-        let mut out = Vec::new();
-        for e in std::fs::read_dir(dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                out.extend(walk(&p));
-            } else {
-                out.push(std::fs::read(&p).unwrap());
-            }
-        }
-        out
     }
 
     /// Segment keyspaces take the `disc_*` options and the others the
