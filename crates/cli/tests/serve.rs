@@ -133,6 +133,48 @@ fn concurrent_put_streams_keep_each_url_in_file_order() {
 }
 
 #[test]
+fn the_crawler_loop_completes_every_url_and_logs_each_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("urls.txt");
+    let urls: String = (0..300)
+        .map(|i| format!("http://h{}.example/{i}\n", i % 3))
+        .collect();
+    std::fs::write(&input, urls).unwrap();
+    let served = serve(&dir.path().join("state"), &[]);
+    let (ok, out, err) = mgz(&served, &["put", input.to_str().unwrap()]);
+    assert!(ok && out.contains("ok 300"), "{out}{err}");
+    let (ok, _, err) = mgz(&served, &["set-delay", "0"]);
+    assert!(ok, "{err}");
+    let args = [
+        "get",
+        "--total",
+        "300",
+        "--per-queue",
+        "10",
+        "--complete",
+        "--quiet",
+        "--log-calls",
+    ];
+    let (ok, out, err) = mgz(&served, &args);
+    assert!(ok && out.is_empty(), "{out}{err}");
+    assert!(err.contains("served 300 URLs (completed 300)"), "{err}");
+    // One line per call: "call N at S s: K URLs, T in all", numbered from
+    // 1, K adding up to T.
+    let mut total = 0;
+    let calls: Vec<&str> = err.lines().filter(|l| l.starts_with("call ")).collect();
+    for (n, line) in calls.iter().enumerate() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(words[1], (n + 1).to_string(), "{line}");
+        total += words[5].parse::<u64>().unwrap();
+        assert_eq!(words[7], total.to_string(), "{line}");
+    }
+    assert_eq!(total, 300, "{err}");
+    // At 10 per queue and call, three queues of 100 take 10 calls at least.
+    assert!(calls.len() >= 10, "{err}");
+    assert_eq!(stats_size(&served), 0);
+}
+
+#[test]
 fn bearer_token_is_enforced_end_to_end() {
     let dir = tempfile::tempdir().unwrap();
     let served = serve(&dir.path().join("s"), &["--token", "hunter2"]);

@@ -10,13 +10,17 @@
 //! is the store read: a prefix scan of its `sched` range, skipping leased
 //! entries, stopping at the first URL not yet due.
 //!
-//! Cost per call: every domain of the ring is visited. A domain whose last
-//! turn found no queue with a pending URL is skipped without touching its
-//! queues until `Table::grows` moves (a URL made pending, a queue added);
-//! the other queues are visited, and one with nothing pending leaves before
-//! any lookup. Late in a crawl, when most queues are empty, a call thus
-//! costs about one check per domain (10M crawler loop over 200,000 hosts:
-//! its last tenth took 23 s instead of 112 s, docs/BENCHMARKS.md).
+//! Cost per call: every domain of the ring with a pending URL is visited.
+//! A domain whose last turn found no queue with a pending URL is skipped
+//! without touching its queues until `Table::grows` moves (a URL made
+//! pending, a queue added); the other queues are visited, and one with
+//! nothing pending leaves before any lookup. While `grows` stands, the
+//! domains a round's sort found with nothing pending (the ring's idle tail,
+//! see `ring`) are not visited at all. Late in a crawl, when most queues
+//! are empty, a call thus costs about one check per live domain (10M
+//! crawler loop over 200,000 hosts: its last tenth took 23 s instead of
+//! 112 s with the per-domain skip, docs/BENCHMARKS.md "Session 19"; the
+//! idle tail, "Session 31").
 
 use fjall::UserValue;
 
@@ -110,6 +114,13 @@ impl Frontier {
             if p == 0 && t.start_round() {
                 idle = 0;
             }
+            if t.idle_past(p) {
+                // The rest of the ring has nothing pending (see `ring`).
+                idle += n - p;
+                p = 0;
+                continue;
+            }
+            t.ring_visits += 1;
             let di = t.ring[p] as usize;
             if crawl.is_some_and(|c| t.domains[di].crawl != c) {
                 p = (p + 1) % n;

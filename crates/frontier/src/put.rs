@@ -420,6 +420,11 @@ impl Frontier {
             Some(UrlState::Completed(_)) => q.rec.completed = q.rec.completed.saturating_sub(1),
             None => {}
         }
+        if q.rec.pending == 0 {
+            // The queue's domain may have nothing left: the next round's
+            // sort moves it to the ring's idle tail (see `ring`).
+            t.ring_moved = true;
+        }
         if next_fetch == 0 {
             q.rec.completed += 1;
             let value = UrlState::completed_value(p.depth, p.created, p.metadata);

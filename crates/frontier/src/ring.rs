@@ -27,6 +27,16 @@
 //! round: 78,000-81,000 URLs/s over the whole phase (docs/BENCHMARKS.md,
 //! "Session 26").
 //!
+//! Idle tail: a sort leaves the domains with no pending URL at the end of
+//! the ring, from position `Table::idle_from` on, and notes `Table::grows`
+//! in `idle_at`. Only a rise of `grows` can give one of them a pending URL,
+//! so while it keeps that value a walk that reaches `idle_from` goes
+//! straight to position 0, and the next sort looks only at the positions
+//! before it. Late in a crawl, when a few big sites are left, a call thus
+//! costs about one visit per live domain instead of one per domain (10M
+//! crawler loop over 200,000 hosts, where its last calls each served one
+//! host's 100 URLs: docs/BENCHMARKS.md, "Session 31").
+//!
 //! Invariants: `ring` is a permutation of `0..domains.len()` (a new domain
 //! is appended to both, none is removed) and `Table::cursor` is below its
 //! length whenever it is non-empty; a sort only reorders it, at position 0.
@@ -40,9 +50,10 @@
 //!
 //! Cost: one sort per round in which a domain was served: a look at each
 //! domain's queues from its cursor to its first pending one (none for a
-//! domain known to have nothing pending), then O(L log L) for the L domains
-//! with a pending URL; the others keep their order at the end. A round
-//! visits every domain anyway; with `max_queues` 0 every call is a round.
+//! domain known to have nothing pending; none for the idle tail while
+//! `grows` stands), then O(L log L) for the L domains with a pending URL;
+//! the others keep their order at the end. With `max_queues` 0 every call
+//! is a round.
 
 use crate::table::Table;
 
@@ -59,20 +70,42 @@ impl Table {
             return false;
         }
         self.ring_moved = false;
+        // Past `idle_from` nothing can have gained a pending URL since the
+        // last sort: only the part before it is looked at.
+        let end = match self.idle_at == Some(self.grows) {
+            true => self.idle_from.min(self.ring.len()),
+            false => self.ring.len(),
+        };
         let mut live = Vec::new();
         let mut idle = Vec::new();
-        for &d in &self.ring {
+        for &d in &self.ring[..end] {
             match self.next_qid_of(d as usize) {
                 u32::MAX => idle.push(d),
                 qid => live.push((qid, d)),
             }
         }
         live.sort_unstable();
+        self.idle_from = live.len();
+        self.idle_at = Some(self.grows);
+        // An idle domain is left as a visit would leave it: known empty
+        // until `grows` moves, no turn under way.
+        for &d in &idle {
+            if let Some(dom) = self.domains.get_mut(d as usize) {
+                dom.empty_at = Some(self.grows);
+                dom.deficit = 0;
+            }
+        }
         let order = live.into_iter().map(|(_, d)| d).chain(idle);
-        for (slot, d) in self.ring.iter_mut().zip(order) {
+        for (slot, d) in self.ring[..end].iter_mut().zip(order) {
             *slot = d;
         }
         true
+    }
+
+    /// Whether every domain from ring position `p` on is known to have no
+    /// pending URL (see `idle_from`): a walk may go straight to position 0.
+    pub fn idle_past(&self, p: usize) -> bool {
+        p > 0 && p >= self.idle_from && self.idle_at == Some(self.grows)
     }
 
     /// The id of the first queue of domain `d` from its cursor on that has a
@@ -172,14 +205,7 @@ mod tests {
                 let domain = r.key.split_once('.').unwrap().1.to_string();
                 domains_per_round[round].insert(domain);
             }
-            let done: Vec<KnownItem> = got
-                .into_iter()
-                .map(|r| KnownItem {
-                    item: UrlItem::new(r.url),
-                    next_fetch: 0,
-                })
-                .collect();
-            f.put_known(&done).unwrap();
+            complete(&f, got);
         }
         assert_eq!(served.len(), DOMAINS * RANKS * PER_HOST);
         // A turn is one host's 8 URLs, so a round is two calls of 32
@@ -223,5 +249,81 @@ mod tests {
         assert_eq!(get(Some("b"), 0), ["http://b.org/"]);
         // The cut turn resumes with a.com's other host.
         assert_eq!(get(None, 0), ["http://h1.a.com/"]);
+    }
+
+    /// Completes every URL of `got`, as a crawler would.
+    fn complete(f: &Frontier, got: Vec<crate::UrlRecord>) {
+        let done: Vec<KnownItem> = got
+            .into_iter()
+            .map(|r| KnownItem {
+                item: UrlItem::new(r.url),
+                next_fetch: 0,
+            })
+            .collect();
+        f.put_known(&done).unwrap();
+    }
+
+    #[test]
+    fn late_in_a_crawl_calls_visit_only_the_domains_left_and_a_domain_gaining_a_url_is_served() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = FrontierOptions {
+            clock: Arc::new(ManualClock::new(1_700_000_000_000)),
+            durability: Durability::OsBuffer,
+            ..FrontierOptions::default()
+        };
+        let f = Frontier::open(dir.path(), opts).unwrap();
+        // One big site of 40 URLs and 63 sites of one URL each.
+        let mut batch: Vec<UrlItem> = (0..40)
+            .map(|i| UrlItem::new(format!("http://big.com/p{i}")))
+            .collect();
+        batch.extend((0..63).map(|d| UrlItem::new(format!("http://d{d}.com/"))));
+        f.put_discovered(&batch).unwrap();
+        f.set_delay("", None, 0).unwrap();
+        let params = GetParams {
+            max_urls_per_queue: 4,
+            delay_requestable: 3600,
+            ..GetParams::default()
+        };
+        let visits = || f.lock().ring_visits;
+        // The first call serves every site, the small ones to the end.
+        let got = f.get(&params).unwrap();
+        assert_eq!(got.len(), 4 + 63);
+        complete(&f, got);
+        // From now on only big.com has a pending URL: 9 calls of 4 URLs,
+        // each visiting big.com and at most the domain at position 0 (the
+        // walk starts there after a sort), not the 63 empty ones.
+        let mut served = 4 + 63;
+        for call in 0..9 {
+            let before = visits();
+            let got = f.get(&params).unwrap();
+            let visited = visits() - before;
+            assert_eq!(got.len(), 4, "call {call}");
+            assert!(got.iter().all(|r| r.key == "big.com"), "call {call}");
+            assert!(visited <= 2, "call {call} visited {visited} domains");
+            served += got.len();
+            complete(&f, got);
+        }
+        assert_eq!(served, 40 + 63);
+        assert!(f.get(&params).unwrap().is_empty());
+        // A site of the idle tail gains a URL: the next call serves it.
+        f.put_discovered(&[UrlItem::new("http://d17.com/new")])
+            .unwrap();
+        let got = f.get(&params).unwrap();
+        assert_eq!(
+            got.iter().map(|r| r.url.as_str()).collect::<Vec<_>>(),
+            ["http://d17.com/new"]
+        );
+        complete(&f, got);
+        // So does one whose URL is put back as known and due.
+        let again = KnownItem {
+            item: UrlItem::new("http://d40.com/"),
+            next_fetch: 1,
+        };
+        f.put_known(&[again]).unwrap();
+        let got = f.get(&params).unwrap();
+        assert_eq!(
+            got.iter().map(|r| r.url.as_str()).collect::<Vec<_>>(),
+            ["http://d40.com/"]
+        );
     }
 }

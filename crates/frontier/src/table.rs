@@ -116,6 +116,14 @@ pub struct Table {
     pub ring: Vec<u32>,
     /// Whether a domain was served since the ring was last sorted.
     pub ring_moved: bool,
+    /// Ring positions from here on held, at the last sort, only domains
+    /// with no pending URL (see `ring`); trusted while `grows` equals
+    /// `idle_at`.
+    pub idle_from: usize,
+    /// [`Table::grows`] at the sort that set `idle_from`.
+    pub idle_at: Option<u64>,
+    /// Domains `get` calls visited so far (read by the tests).
+    pub ring_visits: u64,
     /// (crawl, domain name) → index in `domains`.
     pub domain_index: HashMap<(u32, String), usize>,
     /// Ring position of the next domain to serve.

@@ -43,6 +43,10 @@ pub struct GetArgs {
     /// Mark each served URL completed (PutURLs, known, date 0), as a crawler would.
     #[arg(long)]
     complete: bool,
+    /// With --total: one line per call on stderr ("call N at S s: K URLs,
+    /// T in all"), to see where a long run spends its time.
+    #[arg(long)]
+    log_calls: bool,
 }
 
 /// Leases URLs and prints one per line; the rate goes to stderr.
@@ -85,6 +89,13 @@ pub async fn get(mut client: Client, args: GetArgs) -> anyhow::Result<ExitCode> 
                 };
                 tx.send(item).await.context("PutURLs stream closed")?;
             }
+        }
+        if args.log_calls {
+            let secs = start.elapsed().as_secs_f64();
+            eprintln!(
+                "call {calls} at {secs:.3} s: {} URLs, {served} in all",
+                served - before
+            );
         }
         if t90.is_none() && args.total > 0 && served * 10 >= args.total * 9 {
             t90 = Some(start.elapsed().as_secs_f64());
