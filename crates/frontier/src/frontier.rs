@@ -80,6 +80,10 @@ pub struct Frontier {
     pub(crate) snapshotting: Mutex<()>,
     /// Order of the commits made outside the table lock.
     pub(crate) order: crate::order::CommitOrder<crate::put::CommitJob>,
+    /// Run by `put_discovered` between its two holds of the table lock
+    /// (tests only: see `put`).
+    #[cfg(test)]
+    pub(crate) between_holds: Mutex<Option<crate::put::Hook>>,
 }
 
 impl std::fmt::Debug for Frontier {
@@ -137,6 +141,8 @@ impl Frontier {
             seen_log,
             snapshotting: Mutex::new(()),
             order: crate::order::CommitOrder::default(),
+            #[cfg(test)]
+            between_holds: Mutex::new(None),
         })
     }
 
@@ -146,6 +152,22 @@ impl Frontier {
         let t = self.lock_undrained();
         self.order.drain();
         t
+    }
+
+    /// [`Frontier::lock`] once no `put_discovered` call is between its two
+    /// holds of the lock (see [`Table::seen_staged`]): every key in a seen
+    /// set then belongs to a decided batch, committed once this returns.
+    pub(crate) fn lock_unstaged(&self) -> MutexGuard<'_, Table> {
+        loop {
+            let t = self.lock_undrained();
+            if t.seen_staged == 0 {
+                self.order.drain();
+                return t;
+            }
+            drop(t);
+            // Each is one seen-set batch insert away (tens of µs).
+            std::thread::sleep(std::time::Duration::from_micros(50));
+        }
     }
 
     /// [`Frontier::lock`] for an operation that reads pending entries: also
@@ -253,7 +275,7 @@ impl Frontier {
         self.lock()
             .crawls
             .values()
-            .map(|c| c.seen.heap_bytes())
+            .map(|c| c.seen.lock().heap_bytes())
             .sum()
     }
 
@@ -304,7 +326,7 @@ impl Table {
             id,
             Crawl {
                 rec,
-                seen: seen(),
+                seen: crate::table::SharedSeen::new(seen()),
                 dirty: false,
             },
         );

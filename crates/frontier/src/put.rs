@@ -1,14 +1,28 @@
 //! `put_discovered` and `put_known`.
 //!
 //! Each call: parse and canonicalise every URL (no lock held), then under the
-//! lock decide each item against its crawl's seen set (one batch insert when
-//! the whole batch belongs to one crawl whose answers need no store check),
-//! give each new URL its position and take the counters and seen-log
-//! records; after the lock, encode the new URLs' store entries into one fjall
+//! table lock decide each item against its crawl's seen set, give each new
+//! URL its position and take the counters and seen-log records; after the
+//! lock, encode the new URLs' store entries into one fjall
 //! batch (pending entries + one counter record + sequence counter); the
 //! seen-log frame and the batch commit run in decision order, by this writer
 //! or, when its turn has not come, by the writer before it (see `order`);
 //! return a [`Commit`] to wait on.
+//!
+//! The usual batch, all of one crawl whose "seen" answers need no store
+//! check, holds the table lock twice with its seen-set insert between:
+//!
+//! ```text
+//! writer A:  prepare ─ [table: crawl ids] ─ {seen: batch insert} ─ [table: queue ids of new URLs, positions, counters, ticket] ─ commit turn
+//! writer B:             prepare ─ [table: crawl ids] ─ {seen: ...}  (while A holds the table)
+//! ```
+//! The set's lock is taken after the table lock, never the other way
+//! round. Between the two holds the crawl may be deleted: the second hold
+//! checks that the crawl still has the same set (`SharedSeen::same`) and
+//! otherwise decides the batch afresh. A seen snapshot waits until no call
+//! is between its holds (`Table::seen_staged`), so the keys it saves are
+//! all of decided, committed batches. A batch that creates its crawl is
+//! decided in one hold (the crawl's record is committed first).
 //! Per new URL the store gets one entry, in `dlog` (20 B key + body, in
 //! discovery order; moved into its `disc` segment in bulk later: see `dlog`,
 //! `disc`), when the crawl's seen set is trusted and clean; otherwise
@@ -48,6 +62,10 @@ struct Prepared<'a> {
     created: u64,
     metadata: &'a Metadata,
 }
+
+/// What a test runs between a batch's two holds of the table lock.
+#[cfg(test)]
+pub(crate) type Hook = Box<dyn FnMut(&Frontier) + Send>;
 
 /// Store-batch slots beyond one per URL: a counter record, the sequence
 /// counter, new queue records of the first URLs (more just grow the batch).
@@ -103,11 +121,6 @@ impl Frontier {
                 Err(reason) => out[i] = PutOutcome::Rejected(reason),
             }
         }
-        let mut t = self.lock_undrained();
-        // The keyspaces of the segments this batch's seqs may reach, before
-        // anything is decided (a new one is made once per segment).
-        let most = u64::try_from(prepared.len()).unwrap_or(u64::MAX);
-        self.store.ensure_segments(t.next_seq, most)?;
         // One entry per new URL, plus counter and queue records. (The same
         // batch as `db.batch()`: the database journals with a manual
         // persist, so neither sets a durability; the committer syncs.)
@@ -115,6 +128,55 @@ impl Frontier {
             self.store.db.clone(),
             prepared.len() + BATCH_SPARE,
         );
+        let mut t = self.lock_undrained();
+        for (_, p, cid, _) in &mut prepared {
+            *cid = t.crawl_id(p.crawl, &self.store, &mut batch, &self.opts.seen);
+        }
+        // The usual batch (one crawl whose "seen" answers need no check, see
+        // `one_trusted_crawl`) is answered by one insert into its seen set,
+        // made with the table lock free: the set is the biggest part of the
+        // put's work, and another writer's decisions go on meanwhile. Not
+        // when this batch made the crawl: its record must be committed
+        // before any batch that names the crawl, so the whole batch is
+        // decided in one hold, as other batches are.
+        let mut staged = None;
+        if let Some(cid) = self.one_trusted_crawl(&t, &prepared)
+            && batch.is_empty()
+            && let Some(seen) = t.crawls.get(&cid).map(|c| c.seen.clone())
+        {
+            t.seen_staged += 1;
+            drop(t);
+            #[cfg(test)]
+            if let Some(hook) = (self.between_holds.lock().unwrap()).as_mut() {
+                hook(self);
+            }
+            let keys: Vec<&[u8]> = prepared.iter().map(|(_, p, ..)| &p.ukey[..]).collect();
+            let mut fresh = Vec::with_capacity(keys.len());
+            seen.lock().insert_batch(&keys, &mut fresh);
+            drop(keys);
+            t = self.lock_undrained();
+            t.seen_staged -= 1;
+            // The crawl was deleted meanwhile (its set went with it): the
+            // answers are void and the batch is decided afresh below.
+            if t.crawls.get(&cid).is_some_and(|c| c.seen.same(&seen)) {
+                staged = Some((cid, fresh));
+            } else {
+                for (_, p, cid, _) in &mut prepared {
+                    *cid = t.crawl_id(p.crawl, &self.store, &mut batch, &self.opts.seen);
+                }
+            }
+        }
+        // The keyspaces of the segments this batch's seqs may reach, before
+        // anything is decided (a new one is made once per segment).
+        let most = u64::try_from(prepared.len()).unwrap_or(u64::MAX);
+        if let Err(e) = self.store.ensure_segments(t.next_seq, most) {
+            // Keys the set took as new will not be stored: its "seen"
+            // answers need checking from now on.
+            if let Some((cid, _)) = &staged {
+                t.set_dirty(*cid);
+            }
+            return Err(e);
+        }
         let mut touched = HashSet::with_capacity(prepared.len());
         let mut in_batch = HashSet::new();
         // New URLs: (queue, position, indexed, index in `prepared`),
@@ -122,34 +184,31 @@ impl Frontier {
         // second vector of whole items was a fifth of the page faults of a
         // 16,384-URL call under `mgz serve`).
         let mut news = Vec::with_capacity(prepared.len());
-        // Queue ids first, for the whole batch: the index prefetches each
-        // item's entry, queue slot and key ahead of reading them, so the
-        // cache misses of different items overlap (they were a seventh of
-        // the put's CPU, all under the lock); then missing queues are made.
-        for (_, p, cid, _) in &mut prepared {
-            *cid = t.crawl_id(p.crawl, &self.store, &mut batch, &self.opts.seen);
-        }
-        let keys: Vec<_> = (prepared.iter())
-            .map(|(_, p, cid, _)| (*cid, &*p.key, p.key_hash))
+        // Queue ids (of the new URLs only, when the set has answered), for
+        // the whole batch: the index prefetches each item's entry, queue
+        // slot and key ahead of reading them, so the cache misses of
+        // different items overlap (they were a seventh of the put's CPU,
+        // all under the lock); then missing queues are made.
+        let wanted: Vec<usize> = match &staged {
+            Some((_, fresh)) => (fresh.iter().enumerate())
+                .filter_map(|(j, &new)| new.then_some(j))
+                .collect(),
+            None => (0..prepared.len()).collect(),
+        };
+        let keys: Vec<_> = (wanted.iter())
+            .map(|&j| (prepared[j].2, &*prepared[j].1.key, prepared[j].1.key_hash))
             .collect();
         let found = t.keys.find_many(&t.queues, &keys);
         drop(keys);
-        for ((_, p, cid, qid), found) in prepared.iter_mut().zip(found) {
+        for (&j, found) in wanted.iter().zip(found) {
+            let (_, p, cid, qid) = &mut prepared[j];
             *qid = found.unwrap_or_else(|| t.queue_id_hashed(*cid, &p.key, p.key_hash));
         }
-        if let Some(cid) = self.one_trusted_crawl(&t, &prepared) {
-            // The usual batch: one crawl whose "seen" answers need no check,
-            // so the set answers the whole batch in one call.
-            let keys: Vec<&[u8]> = prepared.iter().map(|(_, p, ..)| &p.ukey[..]).collect();
-            let mut fresh = Vec::with_capacity(keys.len());
-            t.seen_insert_batch(cid, &keys, &mut fresh);
-            drop(keys);
-            for (j, ((i, p, _, qid), new)) in prepared.iter().zip(fresh).enumerate() {
-                if !new {
-                    continue;
-                }
+        if let Some((cid, _)) = &staged {
+            for &j in &wanted {
+                let (i, p, _, qid) = &prepared[j];
                 let pos = t.next_pos(now_s, true);
-                t.log_seen((cid, *qid), &p.ukey, pos);
+                t.log_seen((*cid, *qid), &p.ukey, pos);
                 note_pending(&mut t, *qid, pos);
                 touched.insert(*qid);
                 out[*i] = PutOutcome::New;
@@ -340,7 +399,7 @@ impl Frontier {
             return None;
         }
         let c = t.crawls.get(&cid)?;
-        (!c.dirty && self.trusted(c.seen.as_ref())).then_some(cid)
+        (!c.dirty && self.trusted(c.seen.lock().as_ref())).then_some(cid)
     }
 
     /// Whether "seen" answers of `seen` are taken without a store check.
@@ -369,7 +428,7 @@ impl Frontier {
         let Some(c) = t.crawls.get(&cid) else {
             return Ok(None);
         };
-        let check = c.dirty || !self.trusted(c.seen.as_ref());
+        let check = c.dirty || !self.trusted(c.seen.lock().as_ref());
         // An unindexed URL's log record carries its schedule position, so a
         // replay can check the store for it without a `urls` entry.
         let at = (!check).then_some(t.next_pos(now_s, true));
@@ -516,4 +575,112 @@ fn write_pending(
         batch.insert(&store.urls, url_key(qid, &p.ukey), state.encode());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Duration;
+
+    use super::*;
+    use crate::{Durability, FrontierOptions};
+
+    fn open(dir: &std::path::Path) -> Frontier {
+        let opts = FrontierOptions {
+            durability: Durability::OsBuffer,
+            ..FrontierOptions::default()
+        };
+        Frontier::open(dir, opts).unwrap()
+    }
+
+    fn items(paths: &[u32]) -> Vec<UrlItem> {
+        let url = |i| format!("http://a.example/{i}");
+        paths.iter().map(|&i| UrlItem::new(url(i))).collect()
+    }
+
+    /// Runs `hook` once, at the next batch's time between its holds.
+    fn once(f: &Frontier, mut hook: impl FnMut(&Frontier) + Send + 'static) {
+        let mut armed = true;
+        *f.between_holds.lock().unwrap() = Some(Box::new(move |f: &Frontier| {
+            if std::mem::take(&mut armed) {
+                hook(f);
+            }
+        }));
+    }
+
+    /// The crawl is deleted while a batch is between its holds: the set it
+    /// answered from went with the crawl, so the batch is decided again in
+    /// the crawl made anew (a URL the old set had is new there) and what it
+    /// stores survives a reopen.
+    #[test]
+    fn a_crawl_deleted_between_the_holds_gets_the_batch_decided_afresh() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = open(dir.path());
+        // Creates the crawl: decided in one hold, the hook is not reached.
+        let first = f.put_discovered(&items(&[1, 2])).unwrap();
+        assert_eq!(first, vec![PutOutcome::New; 2]);
+        let deleted = Arc::new(AtomicBool::new(false));
+        let d = deleted.clone();
+        once(&f, move |f| {
+            assert_eq!(f.delete_crawl("").unwrap(), 2);
+            d.store(true, Ordering::SeqCst);
+        });
+        let out = f.put_discovered(&items(&[2, 3])).unwrap();
+        assert!(deleted.load(Ordering::SeqCst), "the batch was staged");
+        assert_eq!(out, vec![PutOutcome::New; 2], "2 is new in the new crawl");
+        assert_eq!(f.stats("", None).size, 2);
+        assert_eq!(
+            f.put_discovered(&items(&[3])).unwrap(),
+            vec![PutOutcome::Seen]
+        );
+        f.close().unwrap();
+        let f = open(dir.path());
+        assert_eq!(f.stats("", None).size, 2);
+        let again = f.put_discovered(&items(&[1, 2, 3])).unwrap();
+        assert_eq!(
+            again,
+            vec![PutOutcome::New, PutOutcome::Seen, PutOutcome::Seen]
+        );
+    }
+
+    /// A seen snapshot asked for while a batch is between its holds waits
+    /// for the batch to be decided, so it never saves keys of a batch that
+    /// has no place in the commit order yet.
+    #[test]
+    fn a_seen_snapshot_waits_for_a_batch_between_its_holds() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = Arc::new(open(dir.path()));
+        f.put_discovered(&items(&[1])).unwrap();
+        let (go, started) = std::sync::mpsc::channel::<()>();
+        let finished = Arc::new(AtomicBool::new(false));
+        let snapshotter = {
+            let (f, finished) = (f.clone(), finished.clone());
+            std::thread::spawn(move || {
+                started.recv().unwrap();
+                f.snapshot_seen().unwrap();
+                finished.store(true, Ordering::SeqCst);
+            })
+        };
+        let early = Arc::new(AtomicBool::new(true));
+        let (fin, e) = (finished.clone(), early.clone());
+        once(&f, move |_| {
+            go.send(()).unwrap();
+            std::thread::sleep(Duration::from_millis(200));
+            e.store(fin.load(Ordering::SeqCst), Ordering::SeqCst);
+        });
+        let out = f.put_discovered(&items(&[2, 3])).unwrap();
+        assert_eq!(out, vec![PutOutcome::New; 2]);
+        snapshotter.join().unwrap();
+        assert!(finished.load(Ordering::SeqCst));
+        assert!(!early.load(Ordering::SeqCst), "the snapshot did not wait");
+        // Every decided URL is seen after a reopen.
+        drop(f.between_holds.lock().unwrap().take());
+        Arc::into_inner(f).unwrap().close().unwrap();
+        let f = open(dir.path());
+        assert_eq!(
+            f.put_discovered(&items(&[1, 2, 3])).unwrap(),
+            vec![PutOutcome::Seen; 3]
+        );
+    }
 }

@@ -67,7 +67,7 @@ pub fn rebuild_seen(store: &Store, table: &mut Table, policy: &mgz_url::Policy) 
         let k = kv.key()?;
         let crawl = crawl_of.get(table, qid_of(&k, "urls key")?)?;
         if let Some(c) = table.crawls.get_mut(&crawl) {
-            c.seen.insert(&k[4..]);
+            c.seen.lock().insert(&k[4..]);
         }
     }
     let sched = store
@@ -96,7 +96,7 @@ pub fn rebuild_seen(store: &Store, table: &mut Table, policy: &mgz_url::Policy) 
                 .key_bytes(),
         };
         if let Some(c) = table.crawls.get_mut(&crawl) {
-            c.seen.insert(&key);
+            c.seen.lock().insert(&key);
         }
     }
     Ok(())

@@ -17,7 +17,9 @@
 //! it): they are rebuilt from the store at every open, as before.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use mgz_seen::SeenSet;
 
 use crate::codec::url_key;
 use crate::error::{FrontierError, Result};
@@ -25,7 +27,7 @@ use crate::frontier::{Frontier, SeenFactory};
 use crate::seenlog::{self, Replay, SeenLog};
 use crate::snapshot::{self, Body, CrawlPart};
 use crate::store::Store;
-use crate::table::Table;
+use crate::table::{SharedSeen, Table};
 
 /// Log bytes after which a put triggers a new snapshot.
 pub const SNAPSHOT_AFTER_LOG_BYTES: u64 = 128 << 20;
@@ -59,13 +61,14 @@ pub fn load(
         }
     }
     for c in table.crawls.values_mut() {
-        c.seen = factory();
+        c.seen = SharedSeen::new(factory());
         c.dirty = false;
     }
     crate::recover::rebuild_seen(store, table, policy)?;
     let generation = log_generations(dir)?.last().map_or(0, |g| g + 1);
     let log = SeenLog::create(dir, generation)?;
-    let parts = parts(table).ok_or_else(|| {
+    let sets = locked(table);
+    let parts = parts(&sets).ok_or_else(|| {
         FrontierError::corrupt("seen snapshot", "backend stopped giving snapshots")
     })?;
     snapshot::stream(dir, generation, &parts)?.publish(dir)?;
@@ -94,12 +97,14 @@ fn restore(store: &Store, table: &mut Table, factory: &SeenFactory) -> Result<Op
     }
     for (id, crawl) in table.crawls.iter_mut() {
         let Some(c) = snap.crawls.iter().find(|c| c.id == *id) else {
-            crawl.seen = factory();
+            crawl.seen = SharedSeen::new(factory());
             crawl.dirty = false;
             continue;
         };
-        crawl.seen = mgz_seen::restore(c.backend, c.bytes)
-            .map_err(|e| FrontierError::corrupt("seen snapshot", e.to_string()))?;
+        crawl.seen = SharedSeen::new(
+            mgz_seen::restore(c.backend, c.bytes)
+                .map_err(|e| FrontierError::corrupt("seen snapshot", e.to_string()))?,
+        );
         crawl.dirty = c.dirty;
     }
     let first = snap.generation;
@@ -162,25 +167,36 @@ fn apply(store: &Store, table: &mut Table, r: &Replay) -> Result<()> {
             || store.urls.contains_key(url_key(k.qid, &k.key))?
             || k.at.map(in_sched).transpose()?.unwrap_or(false)
         {
-            c.seen.insert(&k.key);
+            c.seen.lock().insert(&k.key);
         }
     }
     Ok(())
 }
 
-/// Every crawl's set, to stream as a snapshot (ascending ids); `None` if
-/// a set has no snapshot form.
-fn parts(table: &Table) -> Option<Vec<CrawlPart<'_>>> {
-    let mut parts = Vec::with_capacity(table.crawls.len());
-    for (&id, c) in &table.crawls {
+/// A crawl's id, dirty flag and locked set.
+type Locked<'a> = (u32, bool, MutexGuard<'a, Box<dyn SeenSet>>);
+
+/// Every crawl's id, dirty flag and locked set, ascending ids.
+fn locked(table: &Table) -> Vec<Locked<'_>> {
+    let mut sets: Vec<_> = (table.crawls.iter())
+        .map(|(&id, c)| (id, c.dirty, c.seen.lock()))
+        .collect();
+    sets.sort_by_key(|s| s.0);
+    sets
+}
+
+/// The sets of [`locked`], to stream as a snapshot; `None` if a set has
+/// no snapshot form.
+fn parts<'a>(sets: &'a [Locked<'_>]) -> Option<Vec<CrawlPart<'a>>> {
+    let mut parts = Vec::with_capacity(sets.len());
+    for (id, dirty, set) in sets {
         parts.push(CrawlPart {
-            id,
-            dirty: c.dirty,
-            backend: c.seen.name(),
-            body: Body::set(&*c.seen)?,
+            id: *id,
+            dirty: *dirty,
+            backend: set.name(),
+            body: Body::set(&***set)?,
         });
     }
-    parts.sort_by_key(|c| c.id);
     Some(parts)
 }
 
@@ -196,10 +212,11 @@ impl Frontier {
         let _one_at_a_time = self.snapshotting.lock().unwrap_or_else(|p| p.into_inner());
         let dir = self.store.dir.as_path();
         let (pending, next) = {
-            let t = self.lock();
+            let t = self.lock_unstaged();
             let mut l = log.lock().unwrap_or_else(|p| p.into_inner());
             let next = l.generation() + 1;
-            let Some(parts) = parts(&t) else {
+            let sets = locked(&t);
+            let Some(parts) = parts(&sets) else {
                 return Ok(());
             };
             // Streamed under the lock, straight from the sets: no copy of

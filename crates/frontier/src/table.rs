@@ -22,6 +22,7 @@
 //! their load factor); an idle queue holds no lease memory.
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use mgz_seen::SeenSet;
 
@@ -70,13 +71,42 @@ pub struct Queue {
     pub unfolded: bool,
 }
 
+/// A crawl's seen set behind a lock of its own, so that `put_discovered`
+/// can insert a batch into it while the table lock is free (see `put`).
+///
+/// Lock order: the table lock, then this one; code that holds this lock
+/// never waits for the table lock. The set is replaced (a new `SharedSeen`)
+/// only when its crawl is made anew or loaded at open, so
+/// [`SharedSeen::same`] tells whether a set taken out earlier is still the
+/// crawl's.
+#[derive(Clone)]
+pub struct SharedSeen(Arc<Mutex<Box<dyn SeenSet>>>);
+
+impl SharedSeen {
+    /// Shares `set`.
+    pub fn new(set: Box<dyn SeenSet>) -> Self {
+        SharedSeen(Arc::new(Mutex::new(set)))
+    }
+
+    /// The set (a poisoned lock is taken over: a panic inside a set leaves
+    /// it as consistent as the set makes it, as before the lock existed).
+    pub fn lock(&self) -> MutexGuard<'_, Box<dyn SeenSet>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether `self` and `other` are the same set.
+    pub fn same(&self, other: &SharedSeen) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
 /// A crawl in RAM: its record and its seen set (its queues are found
 /// through [`Table::qid`]).
 pub struct Crawl {
     /// Durable part.
     pub rec: CrawlRec,
     /// Keys of every URL ever stored in the crawl (and not deleted since the last rebuild).
-    pub seen: Box<dyn SeenSet>,
+    pub seen: SharedSeen,
     /// URLs were deleted since the seen set was built: a "seen" answer must be checked in the store.
     pub dirty: bool,
 }
@@ -152,6 +182,10 @@ pub struct Table {
     pub log_buf: Vec<u8>,
     /// Counter records not folded into queue records yet.
     pub counters: crate::counters::CounterLog,
+    /// `put_discovered` calls between their two holds of the table lock,
+    /// inserting into a seen set meanwhile (see `put`): a seen snapshot
+    /// waits for none to be left, so every key it holds was decided.
+    pub seen_staged: usize,
 }
 
 /// The registrable domain of a queue key (the key itself when it has none,
@@ -235,7 +269,7 @@ impl Table {
         let Some(c) = self.crawls.get_mut(&crawl) else {
             return false;
         };
-        let new = c.seen.insert(key);
+        let new = c.seen.lock().insert(key);
         if new && self.logging {
             match at {
                 Some(at) => crate::seenlog::push_key_at(&mut self.log_buf, (crawl, qid), key, at),
@@ -245,20 +279,9 @@ impl Table {
         new
     }
 
-    /// Marks `keys` seen in crawl `crawl` in one call (the backend may sort
-    /// or prefetch): `out[i]` is what `seen_insert` of `keys[i]` in order
-    /// would have answered. Logs nothing: the caller logs each new key with
-    /// [`Table::log_seen`] once its position is known.
-    pub fn seen_insert_batch(&mut self, crawl: u32, keys: &[&[u8]], out: &mut Vec<bool>) {
-        out.clear();
-        match self.crawls.get_mut(&crawl) {
-            Some(c) => c.seen.insert_batch(keys, out),
-            None => out.resize(keys.len(), false),
-        }
-    }
-
     /// Records new key `key` of queue `qid` for the seen log, at schedule
-    /// position `at` (see [`Table::seen_insert`]).
+    /// position `at` (see [`Table::seen_insert`]); for keys a batch insert
+    /// found new (`put`).
     pub fn log_seen(&mut self, (crawl, qid): (u32, u32), key: &[u8], at: LeaseKey) {
         if self.logging {
             crate::seenlog::push_key_at(&mut self.log_buf, (crawl, qid), key, at);
