@@ -155,15 +155,18 @@ impl Frontier {
     }
 
     /// [`Frontier::lock`] once no `put_discovered` call is between its two
-    /// holds of the lock (see [`Table::seen_staged`]): every key in a seen
-    /// set then belongs to a decided batch, committed once this returns.
+    /// holds of the lock (see [`Table::seen_staged`]; no new one starts
+    /// while it waits): every key in a seen set then belongs to a decided
+    /// batch, committed once this returns.
     pub(crate) fn lock_unstaged(&self) -> MutexGuard<'_, Table> {
         loop {
-            let t = self.lock_undrained();
+            let mut t = self.lock_undrained();
             if t.seen_staged == 0 {
+                t.staging_paused = false;
                 self.order.drain();
                 return t;
             }
+            t.staging_paused = true;
             drop(t);
             // Each is one seen-set batch insert away (tens of µs).
             std::thread::sleep(std::time::Duration::from_micros(50));

@@ -20,7 +20,8 @@
 //! round. Between the two holds the crawl may be deleted: the second hold
 //! checks that the crawl still has the same set (`SharedSeen::same`) and
 //! otherwise decides the batch afresh. A seen snapshot waits until no call
-//! is between its holds (`Table::seen_staged`), so the keys it saves are
+//! is between its holds (`Table::seen_staged`; calls meanwhile decide in
+//! one hold, `Table::staging_paused`), so the keys it saves are
 //! all of decided, committed batches. A batch that creates its crawl is
 //! decided in one hold (the crawl's record is committed first).
 //! Per new URL the store gets one entry, in `dlog` (20 B key + body, in
@@ -142,6 +143,7 @@ impl Frontier {
         let mut staged = None;
         if let Some(cid) = self.one_trusted_crawl(&t, &prepared)
             && batch.is_empty()
+            && !t.staging_paused
             && let Some(seen) = t.crawls.get(&cid).map(|c| c.seen.clone())
         {
             t.seen_staged += 1;
@@ -663,17 +665,22 @@ mod tests {
             })
         };
         let early = Arc::new(AtomicBool::new(true));
-        let (fin, e) = (finished.clone(), early.clone());
-        once(&f, move |_| {
+        let paused = Arc::new(AtomicBool::new(false));
+        let (fin, e, p) = (finished.clone(), early.clone(), paused.clone());
+        once(&f, move |f| {
             go.send(()).unwrap();
             std::thread::sleep(Duration::from_millis(200));
             e.store(fin.load(Ordering::SeqCst), Ordering::SeqCst);
+            // Meanwhile no other batch would start between its holds.
+            p.store(f.lock_undrained().staging_paused, Ordering::SeqCst);
         });
         let out = f.put_discovered(&items(&[2, 3])).unwrap();
         assert_eq!(out, vec![PutOutcome::New; 2]);
         snapshotter.join().unwrap();
         assert!(finished.load(Ordering::SeqCst));
         assert!(!early.load(Ordering::SeqCst), "the snapshot did not wait");
+        assert!(paused.load(Ordering::SeqCst), "staging went on meanwhile");
+        assert!(!f.lock_undrained().staging_paused, "staging resumed");
         // Every decided URL is seen after a reopen.
         drop(f.between_holds.lock().unwrap().take());
         Arc::into_inner(f).unwrap().close().unwrap();

@@ -186,6 +186,10 @@ pub struct Table {
     /// inserting into a seen set meanwhile (see `put`): a seen snapshot
     /// waits for none to be left, so every key it holds was decided.
     pub seen_staged: usize,
+    /// A seen snapshot is waiting for `seen_staged` to reach 0: batches
+    /// are decided in one hold meanwhile, so it does not wait for ever
+    /// under writers that keep overlapping.
+    pub staging_paused: bool,
 }
 
 /// The registrable domain of a queue key (the key itself when it has none,
