@@ -255,10 +255,7 @@ mod tests {
     fn complete(f: &Frontier, got: Vec<crate::UrlRecord>) {
         let done: Vec<KnownItem> = got
             .into_iter()
-            .map(|r| KnownItem {
-                item: UrlItem::new(r.url),
-                next_fetch: 0,
-            })
+            .map(|r| KnownItem::completed(r.url))
             .collect();
         f.put_known(&done).unwrap();
     }
