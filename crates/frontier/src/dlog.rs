@@ -95,8 +95,20 @@ pub const DLOG: [&str; 2] = ["dlog.0", "dlog.1"];
 /// holding a newer write; a log is cleared, never flushed, so without a
 /// table it held every journal forever (a 10M put kept 2.3 GB of journals
 /// and the next open replayed them all). The mark is flushed into a table
-/// after each clear ([`write_moved`]) and skipped when a log is read.
+/// after a clear ([`write_moved`]; by synchronous moves at most every
+/// [`MARK_EVERY`]) and skipped when a log is read.
 const MARK_KEY: [u8; 20] = [0xff; 20];
+
+/// Least time between two mark flushes of synchronous moves. Flushing
+/// means waiting for fjall's flush worker (it polls every 10 ms), and a
+/// crawl that alternates small puts and gets moves before every get: one
+/// wait per move held its dispatcher ~10 ms each time (a 1,169-page crawl
+/// served its first hundred pages in 250 ms; docs/BENCHMARKS.md, "Session
+/// 33"). Between flushes a move leaves its mark in the log's memtable; the
+/// next flush (a move after this interval, the mover, the close's
+/// `flush_memtables`) writes it. A journal thus waits at most this much
+/// longer for its deletion.
+pub(crate) const MARK_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Entries of one segment a move writes as a table run instead of a batch
 /// (the default of [`crate::StoreOptions::dlog_ingest_min`]).
@@ -241,6 +253,8 @@ pub(crate) struct DlogState {
     spare: Vec<Moving>,
     /// A log keyspace may hold entries the vectors lack.
     unread: bool,
+    /// When a synchronous move last flushed its mark ([`MARK_EVERY`]).
+    mark_flushed: Option<std::time::Instant>,
 }
 
 impl DlogState {
@@ -376,7 +390,7 @@ impl Store {
             .name("mgz-dlog-move".into())
             .spawn(move || {
                 // Emptied by the move, its capacity kept.
-                write_moved(&target, &mut entries, &[log])?;
+                write_moved(&target, &mut entries, &[log], true)?;
                 Ok(entries)
             });
         match spawned {
@@ -437,9 +451,13 @@ impl Store {
             return Ok(());
         }
         let target = self.target(&entries)?;
-        match write_moved(&target, &mut entries, &logs) {
+        let flush_mark = st.mark_flushed.is_none_or(|t| t.elapsed() >= MARK_EVERY);
+        match write_moved(&target, &mut entries, &logs, flush_mark) {
             Ok(()) => {
                 st.unread = false;
+                if flush_mark {
+                    st.mark_flushed = Some(std::time::Instant::now());
+                }
                 // The capacity back (sync moves come often when puts and
                 // gets alternate).
                 if st.buf.capacity() < entries.capacity() {
@@ -491,9 +509,15 @@ impl Drop for Store {
     }
 }
 
-/// Writes `entries` (whole logs) into their segments, then clears `logs`.
+/// Writes `entries` (whole logs) into their segments, then clears `logs`
+/// and leaves the mark in each, flushed into a table when `flush_mark`.
 /// Takes the entries out of `entries`, leaving its capacity.
-fn write_moved(target: &Target, entries: &mut Vec<Moving>, logs: &[Keyspace]) -> Result<()> {
+fn write_moved(
+    target: &Target,
+    entries: &mut Vec<Moving>,
+    logs: &[Keyspace],
+    flush_mark: bool,
+) -> Result<()> {
     // The order of `disc` keys within a segment: queue, then seq (unique,
     // so an unstable sort gives the one order, with no scratch buffer).
     entries.sort_unstable_by_key(|e| (e.seg, e.qid, e.pos.1));
@@ -520,7 +544,9 @@ fn write_moved(target: &Target, entries: &mut Vec<Moving>, logs: &[Keyspace]) ->
         log.clear()?;
         // A table newer than everything the log held (see [`MARK_KEY`]).
         log.insert(MARK_KEY, [])?;
-        log.rotate_memtable_and_wait()?;
+        if flush_mark {
+            log.rotate_memtable_and_wait()?;
+        }
     }
     Ok(())
 }
@@ -616,16 +642,36 @@ mod tests {
         let mark = store.dlog[0].get(MARK_KEY).unwrap();
         assert_eq!(mark.as_deref(), Some(&b""[..]));
         assert!(store.db.seqno() > before);
-        // The next move replaces it (the clear drops it, a new one is made).
-        let mut buf = DlogBuf::default();
-        store
-            .pending_append((3, (3, DISC | 3)), b"x", &mut buf)
-            .unwrap();
-        store
-            .dlog_commit(store.db.batch(), &mut buf, |b| Ok(b.commit()?))
-            .unwrap();
+        let append = |seq: u64| {
+            let mut buf = DlogBuf::default();
+            store
+                .pending_append((3, (seq, DISC | seq)), b"x", &mut buf)
+                .unwrap();
+            store
+                .dlog_commit(store.db.batch(), &mut buf, |b| Ok(b.commit()?))
+                .unwrap();
+        };
+        let tables = || store.dlog[1].table_count() + store.dlog[0].table_count();
+        // A move within `MARK_EVERY` of that flush does not wait for one:
+        // the clear drops the table, the new mark stays in the memtable.
+        append(3);
         store.move_dlog().unwrap();
-        assert_eq!(store.dlog[1].table_count() + store.dlog[0].table_count(), 1);
+        assert_eq!(tables(), 0);
+        assert_eq!(logged_keys(&store), 0);
+        let marks = || {
+            store
+                .dlog
+                .iter()
+                .filter(|l| l.get(MARK_KEY).unwrap().is_some())
+                .count()
+        };
+        assert_eq!(marks(), 1);
+        // Once the interval has passed, the next move flushes its mark again.
+        store.dlog_state().mark_flushed = Some(std::time::Instant::now() - MARK_EVERY);
+        append(4);
+        store.move_dlog().unwrap();
+        assert_eq!(tables(), 1, "the new mark's table");
+        assert_eq!(marks(), 1);
     }
 
     /// Every segment entry as (segment, qid, seq, body), in key order.
