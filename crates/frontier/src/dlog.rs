@@ -45,7 +45,9 @@
 //!
 //! Invariants:
 //! - Every `disc` entry is in a log keyspace or in its segment. Between a
-//!   move's write into the segment and its clear it is in both, with the
+//!   move's write into the segment and its clear (or, for a quick
+//!   synchronous move, the tombstones of its log keys: `Store::move_now`)
+//!   it is in both, with the
 //!   same key and value; a crash there leaves both and the next open moves
 //!   it again, writing the same entry once more.
 //! - `buf` holds exactly the entries of the active keyspace, and the mover's
@@ -55,20 +57,23 @@
 //!   table lock through `lock_store`, which waits for the mover and moves
 //!   the active log; the open moves before it loads anything. So an entry
 //!   is leased, completed or removed only once it is in its segment, and
-//!   its tombstone is written after the move's clear.
+//!   its tombstone is written after the move's clear (or log tombstones).
 //! - Crash safety: an entry enters the log in the same fjall batch as its
 //!   queue's counters and the sequence counter (atomic, as before). The
 //!   ingestion's tables and version are fsynced before it returns, and a
-//!   move's batch precedes its clear in the journal; the clear precedes
-//!   every write made after the move. So a recovered journal that holds a
-//!   tombstone of a moved entry holds that move's clear too: a moved entry
-//!   never comes back from a log after it was removed.
+//!   move's batch precedes its clear (or log tombstones, one batch) in the
+//!   journal; that precedes every write made after the move. So a
+//!   recovered journal that holds a tombstone of a moved entry holds that
+//!   move's clear or log tombstones too: a moved entry never comes back
+//!   from a log after it was removed.
 //! - Entries are added to a log (and the active one switched) only in a
 //!   commit turn, and a synchronous move runs with the commits drained
 //!   under the table lock or at open and close; `state` orders the rest.
 //!
 //! Memory: the active log's memtable (up to `disc_memtable_bytes` of entries
-//! and fjall's per-entry overhead, as the top segment's memtable before),
+//! and fjall's per-entry overhead, as the top segment's memtable before;
+//! entries moved by quick moves count until the next clear, under their
+//! tombstones),
 //! the one being moved, and 48 bytes per URL of each in memory (`Moving`:
 //! segment, queue, position and a 24-byte view; the bodies are views of the
 //! log's value, shared with the memtable, not copied). The mover hands its
@@ -255,6 +260,12 @@ pub(crate) struct DlogState {
     unread: bool,
     /// When a synchronous move last flushed its mark ([`MARK_EVERY`]).
     mark_flushed: Option<std::time::Instant>,
+    /// The active log's keys (one per committed batch) not yet moved, in
+    /// step with `buf` (a quick move removes exactly these).
+    keys: Vec<[u8; 20]>,
+    /// Bytes appended to the active log since it was last cleared: quick
+    /// moves leave their entries and tombstones in its memtable.
+    uncleared: u64,
 }
 
 impl DlogState {
@@ -321,7 +332,8 @@ impl Store {
             self.dlog[st.active].clone()
         };
         let value = UserValue::from(std::mem::take(&mut buf.bytes));
-        batch.insert(&ks, dlog_key(qid0, pos0), value.clone());
+        let key = dlog_key(qid0, pos0);
+        batch.insert(&ks, key, value.clone());
         let added = 20 + ENTRY_OVERHEAD + u64::try_from(value.len()).unwrap_or(u64::MAX);
         let out = commit(batch)?;
         let view = byteview::ByteView::from(value);
@@ -335,7 +347,9 @@ impl Store {
                 value,
             });
         }
+        st.keys.push(key);
         st.bytes += added;
+        st.uncleared += added;
         let limit = self.dlog_limit.max(1);
         if st.bytes >= limit {
             let running = st.mover.as_ref().is_some_and(|m| !m.is_finished());
@@ -386,11 +400,20 @@ impl Store {
         let log = self.dlog[st.active].clone();
         st.active = 1 - st.active;
         st.bytes = 0;
+        // The mover clears the old log; the new one was cleared by the
+        // previous move of it.
+        st.keys.clear();
+        st.uncleared = 0;
         let spawned = std::thread::Builder::new()
             .name("mgz-dlog-move".into())
             .spawn(move || {
                 // Emptied by the move, its capacity kept.
-                write_moved(&target, &mut entries, &[log], true)?;
+                write_moved(
+                    &target,
+                    &mut entries,
+                    &[log],
+                    Emptying::Clear { flush: true },
+                )?;
                 Ok(entries)
             });
         match spawned {
@@ -432,30 +455,57 @@ impl Store {
     }
 
     /// [`Store::move_dlog`] with the mover joined.
+    ///
+    /// How the log is emptied: a clear is a new version of the keyspace,
+    /// which fjall writes to a file and fsyncs (with the directory) before
+    /// it returns; a crawl moves before every lease, and a clear per move
+    /// was ~90 version files and ~450 fsyncs a second in `mgz demo`
+    /// (docs/BENCHMARKS.md, "Session 33"). So a quick move removes the
+    /// batches' keys with tombstones instead (one more batch, journaled
+    /// like the clear, so it too precedes every later write), and the log
+    /// is cleared, its mark flushed, once [`MARK_EVERY`] has passed or
+    /// `dlog_limit` bytes were appended since the last clear (the bound on
+    /// what the tombstoned entries keep in the memtable).
     fn move_now(&self, st: &mut DlogState) -> Result<()> {
-        let (mut entries, logs) = match (st.buf.is_empty(), st.unread) {
+        let due = st.mark_flushed.is_none_or(|t| t.elapsed() >= MARK_EVERY);
+        let full = st.uncleared >= self.dlog_limit.max(1);
+        let (mut entries, logs, emptying) = match (st.buf.is_empty(), st.unread) {
             (true, false) => return Ok(()),
             (false, false) => (
                 std::mem::take(&mut st.buf),
                 vec![self.dlog[st.active].clone()],
+                if due || full {
+                    Emptying::Clear { flush: due }
+                } else {
+                    Emptying::Remove(std::mem::take(&mut st.keys))
+                },
             ),
             (_, true) => {
                 // Read both back; `buf` repeats the active one's entries.
                 st.buf.clear();
-                (self.read_dlog()?, self.dlog.to_vec())
+                (
+                    self.read_dlog()?,
+                    self.dlog.to_vec(),
+                    Emptying::Clear { flush: due },
+                )
             }
         };
         st.bytes = 0;
+        st.keys.clear();
         if entries.is_empty() {
             st.unread = false;
             return Ok(());
         }
         let target = self.target(&entries)?;
-        let flush_mark = st.mark_flushed.is_none_or(|t| t.elapsed() >= MARK_EVERY);
-        match write_moved(&target, &mut entries, &logs, flush_mark) {
+        let cleared = matches!(emptying, Emptying::Clear { .. });
+        let flushed = matches!(emptying, Emptying::Clear { flush: true });
+        match write_moved(&target, &mut entries, &logs, emptying) {
             Ok(()) => {
                 st.unread = false;
-                if flush_mark {
+                if cleared {
+                    st.uncleared = 0;
+                }
+                if flushed {
                     st.mark_flushed = Some(std::time::Instant::now());
                 }
                 // The capacity back (sync moves come often when puts and
@@ -509,14 +559,22 @@ impl Drop for Store {
     }
 }
 
-/// Writes `entries` (whole logs) into their segments, then clears `logs`
-/// and leaves the mark in each, flushed into a table when `flush_mark`.
-/// Takes the entries out of `entries`, leaving its capacity.
+/// How a move empties the logs it moved (see [`Store::move_now`]).
+enum Emptying {
+    /// Clear each, leave the mark, flushed into a table when `flush`.
+    Clear { flush: bool },
+    /// Tombstones for these keys (every key of the one log moved).
+    Remove(Vec<[u8; 20]>),
+}
+
+/// Writes `entries` (whole logs) into their segments, then empties `logs`
+/// as `emptying` says. Takes the entries out of `entries`, leaving its
+/// capacity.
 fn write_moved(
     target: &Target,
     entries: &mut Vec<Moving>,
     logs: &[Keyspace],
-    flush_mark: bool,
+    emptying: Emptying,
 ) -> Result<()> {
     // The order of `disc` keys within a segment: queue, then seq (unique,
     // so an unstable sort gives the one order, with no scratch buffer).
@@ -540,11 +598,24 @@ fn write_moved(
         move_run(target, ks, rest.by_ref().take(n), n)?;
     }
     drop(rest);
+    let flush = match emptying {
+        Emptying::Clear { flush } => flush,
+        Emptying::Remove(keys) => {
+            let mut batch = target.db.batch();
+            for log in logs {
+                for k in &keys {
+                    batch.remove(log, *k);
+                }
+            }
+            batch.commit()?;
+            return Ok(());
+        }
+    };
     for log in logs {
         log.clear()?;
         // A table newer than everything the log held (see [`MARK_KEY`]).
         log.insert(MARK_KEY, [])?;
-        if flush_mark {
+        if flush {
             log.rotate_memtable_and_wait()?;
         }
     }
@@ -652,12 +723,6 @@ mod tests {
                 .unwrap();
         };
         let tables = || store.dlog[1].table_count() + store.dlog[0].table_count();
-        // A move within `MARK_EVERY` of that flush does not wait for one:
-        // the clear drops the table, the new mark stays in the memtable.
-        append(3);
-        store.move_dlog().unwrap();
-        assert_eq!(tables(), 0);
-        assert_eq!(logged_keys(&store), 0);
         let marks = || {
             store
                 .dlog
@@ -665,13 +730,62 @@ mod tests {
                 .filter(|l| l.get(MARK_KEY).unwrap().is_some())
                 .count()
         };
+        // A move within `MARK_EVERY` of that flush neither clears nor
+        // flushes: tombstones remove the entries, the mark's table stays.
+        append(3);
+        store.move_dlog().unwrap();
+        assert_eq!(tables(), 1);
+        assert_eq!(logged_keys(&store), 0);
         assert_eq!(marks(), 1);
-        // Once the interval has passed, the next move flushes its mark again.
+        assert!(store.dlog_state().uncleared > 0, "not cleared");
+        // Once the interval has passed, the next move clears the log and
+        // flushes a new mark (the clear dropped the old table).
         store.dlog_state().mark_flushed = Some(std::time::Instant::now() - MARK_EVERY);
         append(4);
         store.move_dlog().unwrap();
         assert_eq!(tables(), 1, "the new mark's table");
         assert_eq!(marks(), 1);
+        assert_eq!(store.dlog_state().uncleared, 0, "cleared");
+        // Past `dlog_limit` bytes since that clear, a move clears without
+        // a flush.
+        append(5);
+        store.dlog_state().uncleared = u64::MAX;
+        store.move_dlog().unwrap();
+        assert_eq!(tables(), 0, "cleared, the new mark not flushed");
+        assert_eq!(marks(), 1);
+        assert_eq!(logged_keys(&store), 0);
+    }
+
+    #[test]
+    fn entries_removed_by_a_quick_move_stay_moved_after_a_reopen() {
+        let bits = 3;
+        let first = [(1, 0), (2, 1), (1, 2)];
+        let dir = tempfile::tempdir().unwrap();
+        let mut all = first.to_vec();
+        {
+            let store = logged(dir.path(), bits, &first);
+            store.move_dlog().unwrap(); // clears and flushes (the first)
+            for (qid, seq) in [(3u32, 3u64), (1, 4), (3, 5)] {
+                store.ensure_segments(seq, 1).unwrap();
+                let mut buf = DlogBuf::default();
+                let body = format!("{qid}:{seq}");
+                store
+                    .pending_append((qid, (seq, DISC | seq)), body.as_bytes(), &mut buf)
+                    .unwrap();
+                store
+                    .dlog_commit(store.db.batch(), &mut buf, |b| Ok(b.commit()?))
+                    .unwrap();
+                all.push((qid, seq));
+                store.move_dlog().unwrap(); // quick: tombstones
+                assert!(store.dlog_state().uncleared > 0);
+            }
+            assert_eq!(logged_keys(&store), 0);
+            // Dropped without a close: the journal holds the tombstones.
+            store.db.persist(fjall::PersistMode::SyncAll).unwrap();
+        }
+        let store = Store::open(dir.path(), StoreOptions::default()).unwrap();
+        assert_eq!(logged_keys(&store), 0, "nothing came back into the log");
+        assert_eq!(segment_entries(&store), expected(bits, &all));
     }
 
     /// Every segment entry as (segment, qid, seq, body), in key order.
