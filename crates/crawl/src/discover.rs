@@ -1,6 +1,8 @@
 //! From raw link targets to frontier items: canonicalise against the base,
 //! apply scope, patterns and trap limits, drop in-page duplicates, charge the
-//! host budget, and put the survivors. Every cut is counted.
+//! host budget, and put the survivors. Every cut is counted. Page links
+//! (a base given) already known to the frontier are skipped first, through
+//! the cache of [`crate::known`].
 
 use std::collections::HashSet;
 
@@ -22,14 +24,22 @@ pub async fn discover(
     meta: Metadata,
 ) -> Result<Vec<String>, CrawlError> {
     let c = &sh.counters;
+    // Links other pages of the same directory had, known to the frontier.
+    let dir = base.and_then(|b| crate::known::base_dir(b.as_url()));
+    let keys: Vec<Option<u128>> = match dir {
+        Some(d) => hrefs.iter().map(|h| crate::known::key(d, h)).collect(),
+        None => Vec::new(),
+    };
+    let cached = sh.known_links.contains_each(&keys);
     // Pages repeat their navigation links: a raw target seen admitted
     // before is a duplicate without paying for canonicalisation again.
     let mut raw: HashSet<&str> = HashSet::with_capacity(hrefs.len());
     let mut local: HashSet<String> = HashSet::with_capacity(hrefs.len());
     let mut items = Vec::new();
     let mut hosts = Vec::new();
-    for href in hrefs {
-        if raw.contains(href.as_str()) {
+    let mut item_keys = Vec::new();
+    for (i, href) in hrefs.iter().enumerate() {
+        if raw.contains(href.as_str()) || cached.get(i).copied().unwrap_or(false) {
             Counters::bump(&c.duplicates_skipped);
             continue;
         }
@@ -59,6 +69,7 @@ pub async fn discover(
             continue;
         }
         hosts.push(canon.host().to_string());
+        item_keys.push(keys.get(i).copied().flatten());
         items.push(UrlItem {
             url: canon.as_str().to_string(),
             depth,
@@ -67,6 +78,12 @@ pub async fn discover(
         });
     }
     let (items, outcomes) = sh.queue.discover(items).await?;
+    let now_known = outcomes.iter().zip(&item_keys).filter_map(|(o, k)| {
+        matches!(o, PutOutcome::New | PutOutcome::Seen | PutOutcome::Updated)
+            .then_some(*k)
+            .flatten()
+    });
+    sh.known_links.insert_all(now_known);
     let mut known = Vec::new();
     for ((o, item), host) in outcomes.iter().zip(items).zip(hosts) {
         match o {

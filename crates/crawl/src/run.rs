@@ -56,6 +56,8 @@ pub struct Shared {
     pub counters: Counters,
     /// Pages parsed at once (one per core).
     pub parse_slots: Semaphore,
+    /// Page links already known to the frontier (see [`crate::known`]).
+    pub known_links: crate::known::KnownLinks,
 }
 
 impl Shared {
@@ -162,6 +164,7 @@ async fn open_shared(cfg: CrawlConfig) -> Result<Arc<Shared>, CrawlError> {
         warc,
         counters: Counters::default(),
         parse_slots: Semaphore::new(std::thread::available_parallelism().map_or(2, |n| n.get())),
+        known_links: Default::default(),
         queue,
         cfg,
     }))
