@@ -146,6 +146,53 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(3000))]
+        /// The model: the url crate's own resolution. Whenever `key` caches
+        /// an href, every page of the directory (any last segment, query,
+        /// fragment) resolves it to one result (or fails alike), and
+        /// canonicalisation agrees too.
+        #[test]
+        fn a_cached_href_resolves_alike_from_every_page_of_its_directory(
+            href in "[ a-z0-9./?#:%@\\\t\n&=;-]{0,16}",
+            page in "([a-z0-9][a-z0-9.]{0,5})?",
+            query in proptest::option::of("[a-z=&]{0,5}"),
+            frag in proptest::option::of("[a-z]{0,4}"),
+            https in proptest::bool::ANY,
+        ) {
+            let scheme = if https { "https" } else { "http" };
+            let dir_url = format!("{scheme}://h.sim/d1/d2/");
+            let mut other = format!("{dir_url}{page}");
+            if let Some(q) = &query {
+                other.push('?');
+                other.push_str(q);
+            }
+            if let Some(f) = &frag {
+                other.push('#');
+                other.push_str(f);
+            }
+            let a = url::Url::parse(&dir_url).unwrap();
+            let b = url::Url::parse(&other).unwrap();
+            proptest::prop_assert_eq!(base_dir(&a), base_dir(&b));
+            let dir = base_dir(&a).unwrap();
+            if key(dir, &href).is_some() {
+                let (ra, rb) = (a.join(&href).ok(), b.join(&href).ok());
+                proptest::prop_assert_eq!(&ra, &rb, "{:?} against {} and {}", href, a, b);
+                let policy = mgz_url::Policy::default();
+                let ca = mgz_url::CanonicalUrl::parse(a.as_str(), None, &policy).ok();
+                let cb = mgz_url::CanonicalUrl::parse(b.as_str(), None, &policy).ok();
+                if let (Some(ca), Some(cb)) = (ca, cb) {
+                    let ka = mgz_url::CanonicalUrl::parse(&href, Some(&ca), &policy).ok();
+                    let kb = mgz_url::CanonicalUrl::parse(&href, Some(&cb), &policy).ok();
+                    proptest::prop_assert_eq!(
+                        ka.as_ref().map(|u| u.as_str()),
+                        kb.as_ref().map(|u| u.as_str())
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn hrefs_that_keep_part_of_the_base_are_not_cached() {
         for href in ["", "   ", "?q=1", "#frag", " \t?q", "\n#f"] {
