@@ -63,8 +63,9 @@ pub fn base_dir(base: &url::Url) -> Option<&str> {
 /// The cache key of `href` against a base of directory `dir`, or `None`
 /// when its result depends on more of the base (see the module docs).
 pub fn key(dir: &str, href: &str) -> Option<u128> {
-    let rest = href.trim_start_matches(|c: char| c <= ' ');
-    let first = rest.chars().find(|&c| !matches!(c, '\t' | '\n' | '\r'))?;
+    // The parser strips leading C0 controls and spaces (tabs and newlines
+    // among them) before it looks at the first character.
+    let first = href.trim_start_matches(|c: char| c <= ' ').chars().next()?;
     if matches!(first, '?' | '#') {
         return None;
     }
