@@ -50,9 +50,11 @@
 //! entries, then decode that block up to the key, skipping the text of keys
 //! that the lcps already place below it (the batch path keeps the block's
 //! first key from that index scan instead of decoding the index again).
-//! Common prefixes are compared 8 bytes at a time. `insert_batch` looks the whole batch
-//! up run by run and decodes a block once for all the batch's keys in it
-//! (dup-heavy link streams), then adds the new keys. Inserts also pay the
+//! Common prefixes are compared 8 bytes at a time. `insert_batch` first
+//! finds the keys repeated within the batch (`batch`: a table that lives for
+//! the call) and looks only their first copies up, run by run, decoding a
+//! block once for all the batch's keys in it (dup-heavy link streams), then
+//! adds the new keys. Inserts also pay the
 //! merges: each key is decoded and re-encoded a few times; re-encoding copies
 //! the key's text codes as bits from the old run (same code generation:
 //! `RunBuilder::push_recoded`), decoding again only the symbols before the
@@ -73,6 +75,7 @@
 //! RSS (the buffer is halved, since its extra tier of merges runs on the
 //! other core; docs/BENCHMARKS.md, "Session 11").
 
+mod batch;
 mod buffer;
 mod dict;
 mod filter;
@@ -560,26 +563,29 @@ impl SeenSet for CompactSet {
         true
     }
 
-    /// Looks the whole batch up first ([`CompactSet::contains_many`]), then
-    /// adds the new keys in order. A key new to the set may repeat within
-    /// the batch: the buffer catches that, and after a freeze inside the
-    /// batch a full lookup does.
+    /// Looks the batch's distinct keys up first ([`CompactSet::contains_many`]),
+    /// then adds the new ones in order. A key repeated within the batch is
+    /// looked up once: its later copies answer `false` (its first copy was
+    /// either in the set or added by then). Link streams repeat a page's
+    /// navigation links many times per batch (the PostgreSQL hrefs: 26 % of
+    /// a 1,024-key batch is distinct), so most keys skip the runs entirely.
+    /// The distinct keys cannot make each other present, so no key needs
+    /// looking up again after a freeze inside the batch.
     fn insert_batch(&mut self, keys: &[&[u8]], out: &mut Vec<bool>) {
         self.install_finished();
         let hashes: Vec<u64> = keys.iter().map(|k| xxh3_64(k)).collect();
-        let present = self.contains_many(keys, &hashes);
-        let mut frozen = false;
+        let first = batch::first_copies(keys, &hashes);
+        let distinct: Vec<usize> = (0..keys.len()).filter(|&i| first[i] == i).collect();
+        let (dkeys, dhashes): (Vec<&[u8]>, Vec<u64>) =
+            distinct.iter().map(|&i| (keys[i], hashes[i])).unzip();
+        let present = self.contains_many(&dkeys, &dhashes);
         out.clear();
-        for (i, key) in keys.iter().enumerate() {
-            let new = !present[i]
-                && !match frozen {
-                    false => self.buffer.contains(key, hashes[i]),
-                    true => self.contains_hashed(key, hashes[i]),
-                };
-            if new {
-                frozen |= self.add_new(key, hashes[i]);
+        out.resize(keys.len(), false);
+        for (j, &i) in distinct.iter().enumerate() {
+            if !present[j] {
+                self.add_new(keys[i], hashes[i]);
+                out[i] = true;
             }
-            out.push(new);
         }
     }
 
