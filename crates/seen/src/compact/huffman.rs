@@ -207,6 +207,12 @@ impl Encoder {
         self.codes.capacity() * 2 + self.lens.capacity()
     }
 
+    /// Length in bits of `symbol`'s code.
+    #[inline]
+    pub(crate) fn bits(&self, symbol: u16) -> usize {
+        usize::from(self.lens[symbol as usize])
+    }
+
     /// Appends the code of `symbol` to `out`.
     #[inline]
     pub(crate) fn put(&self, w: &mut BitWriter, out: &mut Vec<u8>, symbol: u16) {
@@ -306,6 +312,18 @@ impl<'a> BitReader<'a> {
     #[inline]
     pub(crate) fn bit_pos(&self) -> usize {
         self.pos * 8 - self.bits as usize
+    }
+
+    /// Moves to stream bit `bit` (forward or back): within the bits already
+    /// read ahead it only drops them, else it reads afresh from there.
+    #[inline]
+    pub(crate) fn seek(&mut self, bit: usize) {
+        let at = self.bit_pos();
+        if bit >= at && bit - at < self.bits as usize {
+            self.consume((bit - at) as u32);
+        } else {
+            *self = Self::at(self.input, bit);
+        }
     }
 
     /// The stream this reader reads.
@@ -452,5 +470,34 @@ mod tests {
         text.iter().for_each(|&b| freqs[b as usize] += 1);
         let bytes = round_trip(&text, &freqs);
         assert!(bytes * 10 < text.len() * 7, "{bytes} of {}", text.len());
+    }
+
+    #[test]
+    fn seek_lands_on_every_symbol_boundary_forward_and_back() {
+        let data: Vec<u16> = (0..400u16).map(|i| (i * 131 + i / 3) % 256).collect();
+        let freqs: Vec<u64> = (0..256u64).map(|s| 1 + (s * s) % 53).collect();
+        let code = Code::from_freqs(&freqs, 8);
+        let enc = code.encoder();
+        let (mut w, mut out, mut starts) = (BitWriter::default(), Vec::new(), Vec::new());
+        let mut at = 0;
+        for &s in &data {
+            starts.push(at);
+            at += enc.bits(s);
+            enc.put(&mut w, &mut out, s);
+        }
+        w.finish(&mut out);
+        // Near (within the read-ahead), far, backwards, and to the start.
+        let order: Vec<usize> = (0..data.len())
+            .step_by(3)
+            .chain((0..data.len()).rev().step_by(17))
+            .chain([0, data.len() - 1, 5, 6, 200, 7])
+            .collect();
+        let mut r = BitReader::new(&out);
+        for i in order {
+            r.seek(starts[i]);
+            assert_eq!(r.bit_pos(), starts[i]);
+            assert_eq!(code.get(&mut r), data[i], "symbol {i}");
+            assert_eq!(r.bit_pos(), starts[i] + enc.bits(data[i]));
+        }
     }
 }

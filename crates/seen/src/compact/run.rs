@@ -11,9 +11,12 @@
 //! │               (big-endian u64): searched first, in one small array, so
 //! │               a lookup touches the index only where those words tie
 //! ├─ block_offs : u32 offset in `blocks` of each block, plus the end
-//! ├─ blocks     : per block, keys 2..=BLOCK as [varint lcp][varint len][suffix]
+//! ├─ blocks     : per block, keys 2..=BLOCK as [varint lcp][varint bits][suffix]
 //! │               against the previous key; varint bytes Huffman-coded with
-//! │               `codes.num`, suffix bytes with `codes.text`; byte aligned
+//! │               `codes.num`, suffix symbols (bytes, dictionary words) with
+//! │               `codes.text`; `bits` is the length of the suffix's code in
+//! │               bits, so a scan jumps over a key's text without decoding
+//! │               it; byte aligned
 //! └─ codes      : the run's two canonical Huffman codes (~1.1 KiB each)
 //! ```
 //!
@@ -21,12 +24,15 @@
 //! `b*BLOCK ..` (the last block may be short); its first key lives only in the
 //! index; offsets fit in `u32` (runs stay below 4 GiB).
 //!
-//! Bytes per key ≈ Huffman(lcp + len + suffix) (≈ 0.6 × (2 + suffix) on URLs)
+//! Bytes per key ≈ Huffman(lcp + bits + suffix) (≈ 0.6 × (2 + suffix) on URLs;
+//! the length in bits costs ~0.4 B/key more than a length in bytes did)
 //! + index (≈ (suffix + 2) / BLOCK + key / (BLOCK · GROUP)) + 4 / BLOCK + 10/8.
 //!
 //! Cost: `contains` of an absent key is one filter probe 99% of the time;
 //! otherwise a binary search over group heads, a scan of <= GROUP index
-//! entries and the decode of one block (<= BLOCK keys, stopping at the key).
+//! entries and a scan of one block (<= BLOCK keys, stopping at the key),
+//! which decodes only the text of keys sharing exactly as much with the
+//! key as the scan has matched so far, and jumps over the rest.
 
 use std::cmp::Ordering;
 use std::sync::{Arc, OnceLock};
@@ -49,14 +55,6 @@ pub(crate) struct Codes {
     /// run: 3.5 % of `mgz dedup`'s CPU with small buffers). Generations no
     /// longer coded with never build them.
     enc: OnceLock<[Encoder; 2]>,
-}
-
-/// Symbol histograms of the two streams: `[num (256), text (256 + MAX_WORDS)]`.
-pub(crate) type Histograms = [Vec<u64>; 2];
-
-/// Empty histograms of the right sizes.
-pub(crate) fn empty_histograms() -> Histograms {
-    [vec![0; 256], vec![0; 256 + MAX_WORDS]]
 }
 
 /// Keys per block.
@@ -152,23 +150,12 @@ fn front_code(out: &mut Vec<u8>, prev: &[u8], key: &[u8]) {
     out.extend_from_slice(&key[shared..]);
 }
 
-/// Symbol histograms of the block streams a run of `keys` (sorted) would code.
-pub(crate) fn histogram<'a>(keys: impl IntoIterator<Item = &'a [u8]>, dict: &Dict) -> Histograms {
-    let tokens = dict.tokens();
-    let mut h = empty_histograms();
-    let (mut prev, mut num): (&[u8], Vec<u8>) = (&[], Vec::new());
-    for (i, key) in keys.into_iter().enumerate() {
-        if !i.is_multiple_of(BLOCK) {
-            let shared = lcp(prev, key);
-            num.clear();
-            write_varint(&mut num, shared);
-            write_varint(&mut num, key.len() - shared);
-            num.iter().for_each(|&b| h[0][b as usize] += 1);
-            tokenize(&key[shared..], &tokens, |t| h[1][t as usize] += 1);
-        }
-        prev = key;
-    }
-    h
+/// Non-first keys of a block in a run of `keys` (sorted): each with its lcp.
+fn coded_suffixes<'a>(keys: &'a [&'a [u8]]) -> impl Iterator<Item = (usize, &'a [u8])> + 'a {
+    keys.iter()
+        .enumerate()
+        .filter(|(i, _)| !i.is_multiple_of(BLOCK))
+        .map(|(i, key)| (lcp(keys[i - 1], key), *key))
 }
 
 /// The suffixes a run of `keys` (sorted) would code: what a dictionary learns from.
@@ -180,12 +167,34 @@ pub(crate) fn suffixes<'a>(keys: &'a [&'a [u8]]) -> impl Iterator<Item = &'a [u8
 }
 
 impl Codes {
-    /// Codes for histograms `h`, with primary decode tables of `fast` bits.
-    pub(crate) fn from_histograms(h: &Histograms, fast: u32) -> Self {
+    /// Codes learned from a run of `keys` (sorted) tokenised with `dict`,
+    /// with primary decode tables of `fast` bits: the text code from the
+    /// suffixes' symbols, then the number code from the lcps and the
+    /// suffixes' lengths in bits under that text code.
+    pub(crate) fn learn(keys: &[&[u8]], dict: &Dict, fast: u32) -> Self {
+        let tokens = dict.tokens();
+        let mut text = vec![0u64; 256 + MAX_WORDS];
+        for (shared, key) in coded_suffixes(keys) {
+            tokenize(&key[shared..], &tokens, |t| text[t as usize] += 1);
+        }
+        let text = Code::from_freqs(&text, fast);
+        let enc = text.encoder();
+        let (mut num, mut bytes) = (vec![0u64; 256], Vec::new());
+        for (shared, key) in coded_suffixes(keys) {
+            let mut bits = 0;
+            tokenize(&key[shared..], &tokens, |t| bits += enc.bits(t));
+            bytes.clear();
+            write_varint(&mut bytes, shared);
+            write_varint(&mut bytes, bits);
+            bytes.iter().for_each(|&b| num[b as usize] += 1);
+        }
+        let num = Code::from_freqs(&num, fast);
+        // Coded with at once: keep the encoders.
+        let encoders = [num.encoder(), enc];
         Self {
-            num: Code::from_freqs(&h[0], fast),
-            text: Code::from_freqs(&h[1], fast),
-            enc: OnceLock::new(),
+            num,
+            text,
+            enc: OnceLock::from(encoders),
         }
     }
 
@@ -215,6 +224,8 @@ pub(crate) struct RunBuilder<'d> {
     prev: Vec<u8>,
     prev_first: Vec<u8>,
     num: Vec<u8>,
+    /// Text symbols of the key being coded (its length in bits goes first).
+    symbols: Vec<u16>,
     /// Hashes of pushed keys not yet in the filter (see `BlockFilter::insert_all`).
     hashes: Vec<u64>,
 }
@@ -247,6 +258,7 @@ impl<'d> RunBuilder<'d> {
             prev,
             prev_first,
             num,
+            symbols: Vec::new(),
             hashes: Vec::with_capacity(PENDING_HASHES),
         }
     }
@@ -285,10 +297,10 @@ impl<'d> RunBuilder<'d> {
         if self.pushed.is_multiple_of(BLOCK) {
             self.start_block(key);
         } else {
-            let shared = self.code_lengths(key);
+            let shared = lcp(&self.prev, key);
             match from {
                 Some(c) if c.old <= shared => self.code_tail(key, shared, c),
-                _ => self.code_text(&key[shared..]),
+                _ => self.code_suffix(key, shared),
             }
         }
         self.prev.clear();
@@ -299,30 +311,37 @@ impl<'d> RunBuilder<'d> {
     /// Codes `key` against the previous key: varints with the number code,
     /// the suffix with the text code.
     fn code_key(&mut self, key: &[u8]) {
-        let shared = self.code_lengths(key);
-        self.code_text(&key[shared..]);
+        let shared = lcp(&self.prev, key);
+        self.code_suffix(key, shared);
     }
 
-    /// Codes the lcp with the previous key and the suffix length; returns the lcp.
-    #[inline]
-    fn code_lengths(&mut self, key: &[u8]) -> usize {
-        let shared = lcp(&self.prev, key);
+    /// Codes `key[shared..]` afresh, after its lcp and length in bits.
+    fn code_suffix(&mut self, key: &[u8], shared: usize) {
+        self.symbols.clear();
+        let symbols = &mut self.symbols;
+        tokenize(&key[shared..], &self.tokens, |t| symbols.push(t));
+        self.code_symbols(shared, None);
+    }
+
+    /// Writes the lcp, the length in bits of `self.symbols` plus the
+    /// `copy` bit range of another stream, the symbols, then that range.
+    fn code_symbols(&mut self, shared: usize, copy: Option<(&[u8], usize, usize)>) {
+        let [num, text] = self.codes.encoders();
+        let copied = copy.map_or(0, |(_, from, to)| to - from);
+        let bits = self.symbols.iter().map(|&t| text.bits(t)).sum::<usize>() + copied;
         self.num.clear();
         write_varint(&mut self.num, shared);
-        write_varint(&mut self.num, key.len() - shared);
+        write_varint(&mut self.num, bits);
+        let (w, out) = (&mut self.bits, &mut self.run.blocks);
         for &b in &self.num {
-            self.codes.encoders()[0].put(&mut self.bits, &mut self.run.blocks, u16::from(b));
+            num.put(w, out, u16::from(b));
         }
-        shared
-    }
-
-    fn code_text(&mut self, text: &[u8]) {
-        let (enc, bits, out) = (
-            &self.codes.encoders()[1],
-            &mut self.bits,
-            &mut self.run.blocks,
-        );
-        tokenize(text, &self.tokens, |t| enc.put(bits, out, t));
+        for &t in &self.symbols {
+            text.put(w, out, t);
+        }
+        if let Some((input, from, to)) = copy {
+            w.copy_bits(out, input, from, to);
+        }
     }
 
     /// Codes `key[shared..]` from `c`, the coding of `key[c.old..]`
@@ -333,6 +352,7 @@ impl<'d> RunBuilder<'d> {
     /// code is the same. A symbol that straddles the copy start (only in a
     /// corrupt stream) leaves literals.
     fn code_tail(&mut self, key: &[u8], shared: usize, c: Carried<'_>) {
+        self.symbols.clear();
         let mut from = shared;
         if shared > c.old
             && shared < key.len()
@@ -340,13 +360,9 @@ impl<'d> RunBuilder<'d> {
             && is_letter(key[shared])
         {
             from += key[shared..].iter().take_while(|&&b| is_letter(b)).count();
-            self.code_text(&key[shared..from]);
+            let symbols = &mut self.symbols;
+            tokenize(&key[shared..from], &self.tokens, |t| symbols.push(t));
         }
-        let (enc, bits, out) = (
-            &self.codes.encoders()[1],
-            &mut self.bits,
-            &mut self.run.blocks,
-        );
         let dict = self.tokens.dict();
         let mut pos = c.old;
         // Decode again only the symbols before `from` (none when the lcp is
@@ -361,15 +377,17 @@ impl<'d> RunBuilder<'d> {
             };
             if pos + len > from {
                 let end = (pos + len).min(key.len());
-                key[from..end]
-                    .iter()
-                    .for_each(|&b| enc.put(bits, out, u16::from(b)));
+                self.symbols
+                    .extend(key[from..end].iter().map(|&b| u16::from(b)));
             }
             pos += len;
         }
-        if pos >= from {
-            bits.copy_bits(out, c.input, src.bit_pos(), c.bits.1);
-        }
+        let copy = (pos >= from && src.bit_pos() <= c.bits.1).then_some((
+            c.input,
+            src.bit_pos(),
+            c.bits.1,
+        ));
+        self.code_symbols(shared, copy);
     }
 
     fn start_block(&mut self, key: &[u8]) {
@@ -478,11 +496,11 @@ impl ByteSource for Coded<'_> {
     fn num_byte(&mut self) -> u8 {
         self.0.num.get(&mut self.1) as u8
     }
-    /// Text symbols are bytes or dictionary words, until the length is reached.
+    /// Text symbols are bytes or dictionary words, until the suffix's bits are read.
     #[inline]
     fn next_key(&mut self, cur: &mut Vec<u8>) -> usize {
         let shared = self.varint();
-        let end = shared + self.varint();
+        let end = self.text_end();
         cur.truncate(shared);
         self.text(cur, end);
         shared
@@ -498,38 +516,47 @@ impl Coded<'_> {
     fn next_key_spanned(&mut self, cur: &mut Vec<u8>) -> (usize, Option<(usize, usize)>) {
         let prev_len = cur.len();
         let shared = self.varint();
-        let end = shared + self.varint();
+        let end = self.text_end();
         cur.truncate(shared);
         let start = self.1.bit_pos();
-        self.text(cur, end);
-        let clean = cur.len() == end && shared <= prev_len;
-        (shared, clean.then(|| (start, self.1.bit_pos())))
+        let clean = self.text(cur, end) && shared <= prev_len;
+        (shared, clean.then_some((start, end)))
     }
 
-    /// Appends text symbols to `cur` until it is `end` bytes long.
+    /// Reads a suffix's length in bits; returns the stream bit where its
+    /// text ends (at most the end of the block: a corrupt length stops there).
     #[inline]
-    fn text(&mut self, cur: &mut Vec<u8>, end: usize) {
-        cur.reserve(end.saturating_sub(cur.len()));
-        while cur.len() < end {
+    fn text_end(&mut self) -> usize {
+        let bits = self.varint();
+        let limit = self.1.input().len() * 8;
+        self.1.bit_pos().saturating_add(bits).min(limit)
+    }
+
+    /// Appends text symbols to `cur` until stream bit `end`; `false` when
+    /// the last symbol ran past it or named a missing word (a corrupt stream).
+    #[inline]
+    fn text(&mut self, cur: &mut Vec<u8>, end: usize) -> bool {
+        while self.1.bit_pos() < end {
             match self.0.text.get(&mut self.1) {
                 s @ 0..=255 => cur.push(s as u8),
                 t => match self.2.len() > usize::from(t - 256) {
                     true => cur.extend_from_slice(self.2.word(usize::from(t - 256))),
                     // Only a corrupt stream names a missing word; stop there.
-                    false => return,
+                    false => return false,
                 },
             }
         }
+        self.1.bit_pos() == end
     }
 
-    /// Decodes a suffix of `len` bytes that starts at byte `from` of its key
-    /// (whose first `from` bytes equal `key`'s) and compares it with
-    /// `key[from..]`, skipping the rest at the first difference. Returns the
-    /// decoded key's order against `key` and the bytes the two share.
+    /// Decodes a suffix that starts at byte `from` of its key (whose first
+    /// `from` bytes equal `key`'s) and ends at stream bit `end`, and compares
+    /// it with `key[from..]`, jumping to `end` at the first difference.
+    /// Returns the decoded key's order against `key` and the bytes the two share.
     #[inline]
-    fn compare_text(&mut self, key: &[u8], from: usize, len: usize) -> (Ordering, usize) {
-        let (end, mut pos) = (from + len, from);
-        while pos < end {
+    fn compare_text(&mut self, key: &[u8], from: usize, end: usize) -> (Ordering, usize) {
+        let mut pos = from;
+        while self.1.bit_pos() < end {
             let t = self.0.text.get(&mut self.1);
             let word: &[u8] = match t {
                 0..=255 => {
@@ -540,19 +567,21 @@ impl Coded<'_> {
                             continue;
                         }
                         other => {
-                            self.skip_text(end - pos - 1);
+                            self.1.seek(end);
                             return (other.map_or(Ordering::Greater, |k| byte.cmp(k)), pos);
                         }
                     }
                 }
                 // Only a corrupt stream names a missing word: call it above `key`.
-                t if self.2.len() <= usize::from(t - 256) => return (Ordering::Greater, pos),
+                t if self.2.len() <= usize::from(t - 256) => {
+                    self.1.seek(end);
+                    return (Ordering::Greater, pos);
+                }
                 t => self.2.word(usize::from(t - 256)),
             };
-            let word = &word[..word.len().min(end - pos)];
             let common = lcp(word, key.get(pos..).unwrap_or(&[]));
             if common < word.len() {
-                self.skip_text(end - pos - word.len());
+                self.1.seek(end);
                 let order = key
                     .get(pos + common)
                     .map_or(Ordering::Greater, |k| word[common].cmp(k));
@@ -560,24 +589,7 @@ impl Coded<'_> {
             }
             pos += word.len();
         }
-        (end.cmp(&key.len()), end)
-    }
-
-    /// Decodes and drops `bytes` bytes of text.
-    #[inline]
-    fn skip_text(&mut self, bytes: usize) {
-        let mut left = bytes;
-        while left > 0 {
-            let n = match self.0.text.get(&mut self.1) {
-                0..=255 => 1,
-                t => self.2.word_len(usize::from(t - 256)),
-            };
-            // A corrupt stream may overshoot or name a missing word (length 0).
-            if n == 0 || n > left {
-                return;
-            }
-            left -= n;
-        }
+        (pos.cmp(&key.len()), pos)
     }
 }
 
@@ -704,7 +716,7 @@ impl Run {
     ///
     /// As in `find_block`, `m = lcp(previous key, key)`: a key sharing more
     /// than `m` bytes with its predecessor is below `key`, so its text is
-    /// skipped (decoded, not stored); one sharing fewer is above. A key
+    /// jumped over (its length in bits is stored); one sharing fewer is above. A key
     /// sharing exactly `m` is compared with `key` as it decodes. No key is
     /// rebuilt: the bytes a later key reuses are the first `m`, which equal
     /// `key`'s.
@@ -713,15 +725,15 @@ impl Run {
         let mut src = self.block_reader(b, dict);
         for _ in 1..self.keys_in_block(b) {
             let shared = src.varint();
-            let suffix = src.varint();
+            let end = src.text_end();
             if shared > m {
-                src.skip_text(suffix);
+                src.1.seek(end);
                 continue;
             }
             if shared < m {
                 return false;
             }
-            match src.compare_text(key, m, suffix) {
+            match src.compare_text(key, m, end) {
                 (Ordering::Equal, _) => return true,
                 (Ordering::Greater, _) => return false,
                 (Ordering::Less, common) => m = common,
