@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """How much key order matters to a front-coded seen set (issue 3's design notes).
 
-Reads keys (`key_bytes()` form, one per line), keeps the first copy of each,
-and front-codes every key's path against a reference: in insertion order per
-host (`hostlog`: the previous key of the same host, restarting every BLOCK keys
-of that host; a design whose log is never rewritten), or in sorted order (`sorted`:
-the previous key, restarting every BLOCK keys; what compact's runs do). Prints the
+Reads keys (`key_bytes()` form, one per line: `mgz bench seen ... --dump-keys
+KEYS`), keeps the first copy of each, and front-codes every key against a
+reference: in arrival order per host (`hostlog`: the path against the previous
+key of the same host, restarting every BLOCK keys of that host; a design whose
+log is never rewritten), or in sorted order (`sorted`: the whole key against the
+previous key, restarting every BLOCK keys; what compact's runs do). Prints the
 plain suffix bytes per key and an order-0 entropy estimate of their coded size.
 
     python3 bench/seen_key_order.py KEYS [BLOCK]

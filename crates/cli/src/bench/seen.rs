@@ -55,6 +55,11 @@ pub struct SeenArgs {
     /// insert and lookup times (the machine is shared and noisy).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     repeat: u32,
+    /// Write the canonical keys, one per line in input order, to FILE and
+    /// stop (no backend runs): the input of the seen-set crate's `seen_time`
+    /// example and of `bench/seen_key_order.py`.
+    #[arg(long, value_name = "FILE")]
+    dump_keys: Option<PathBuf>,
 }
 
 /// Builds backend `name` for `unique` keys.
@@ -168,6 +173,25 @@ fn lookups(set: &dyn SeenSet, probes: &Probes) -> (f64, usize, usize) {
     (ns, fp, fneg)
 }
 
+/// Writes `keys` to `path`, one per line (a canonical key has no newline;
+/// one that did would be refused rather than split).
+fn dump(keys: &KeyArena, path: &std::path::Path) -> anyhow::Result<()> {
+    use std::io::Write;
+    let file =
+        std::fs::File::create(path).with_context(|| format!("creating {}", path.display()))?;
+    let mut out = std::io::BufWriter::new(file);
+    for key in keys.iter() {
+        if key.contains(&b'\n') {
+            bail!("a key holds a newline: cannot write it one per line");
+        }
+        out.write_all(key)?;
+        out.write_all(b"\n")?;
+    }
+    out.flush()
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}
+
 /// Runs `mgz bench seen`.
 pub fn run(args: SeenArgs) -> anyhow::Result<ExitCode> {
     let mut names = chosen(&args)?;
@@ -183,6 +207,15 @@ pub fn run(args: SeenArgs) -> anyhow::Result<ExitCode> {
              name them in --backends to run them anyway",
             PER_BYTE_TRIES.join(", ")
         );
+    }
+    if let Some(path) = &args.dump_keys {
+        dump(&keys, path)?;
+        eprintln!(
+            "mgz bench seen: {} keys written to {}",
+            keys.len(),
+            path.display()
+        );
+        return Ok(ExitCode::SUCCESS);
     }
     let truth = Truth::new(&keys)?;
     eprintln!(
@@ -236,6 +269,25 @@ mod tests {
         assert!(!got.contains(&"xtrie".to_string()) && !got.contains(&"tst".to_string()));
         assert_eq!(got.last().map(String::as_str), Some("bloom-classic"));
         assert_eq!(got.iter().filter(|n| *n == "hash").count(), 1);
+    }
+
+    #[test]
+    fn dumped_keys_read_back_one_per_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("keys.txt");
+        let mut keys = KeyArena::default();
+        for k in [&b"com.example.www/a"[..], b"org.test/b?q=1", b""] {
+            keys.push(k).unwrap();
+        }
+        dump(&keys, &path).unwrap();
+        assert_eq!(
+            std::fs::read(&path).unwrap(),
+            b"com.example.www/a\norg.test/b?q=1\n\n"
+        );
+        let mut bad = KeyArena::default();
+        bad.push(b"a\nb").unwrap();
+        let err = dump(&bad, &path).unwrap_err().to_string();
+        assert!(err.contains("newline"), "{err}");
     }
 
     #[test]
