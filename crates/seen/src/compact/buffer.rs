@@ -46,6 +46,15 @@ pub(crate) fn read_varint(bytes: &[u8], pos: &mut usize) -> usize {
     }
 }
 
+/// The first 8 bytes of `key`, big-endian, zero padded: for keys whose
+/// words differ, the words order them as their bytes do.
+fn head_word(key: &[u8]) -> u64 {
+    let mut buf = [0u8; 8];
+    let n = key.len().min(8);
+    buf[..n].copy_from_slice(&key[..n]);
+    u64::from_be_bytes(buf)
+}
+
 impl KeyBuffer {
     fn key_at(&self, offset: u32) -> &[u8] {
         let mut pos = offset as usize;
@@ -85,15 +94,21 @@ impl KeyBuffer {
         self.arena.len()
     }
 
-    /// The keys in increasing order.
+    /// The keys in increasing order. Each is sorted with its first 8 bytes
+    /// as a big-endian word (zero padded), so most comparisons are one
+    /// integer compare; equal words fall back to comparing the keys.
     pub(crate) fn sorted(&self) -> Vec<&[u8]> {
-        let mut keys: Vec<&[u8]> = self
+        let mut keys: Vec<(u64, &[u8])> = self
             .table
             .iter()
-            .map(|&(off, _)| self.key_at(off))
+            .map(|&(off, _)| {
+                let key = self.key_at(off);
+                (head_word(key), key)
+            })
             .collect();
-        keys.sort_unstable();
-        keys
+        // Equal words: the whole keys decide ("ab" and "ab\0" share a word).
+        keys.sort_unstable_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(b.1)));
+        keys.into_iter().map(|(_, k)| k).collect()
     }
 
     /// Forgets every key and returns the memory.
@@ -133,5 +148,27 @@ mod tests {
         assert!(b.sorted() == vec![&b""[..], &big, b"a", b"b"], "not sorted");
         b.clear();
         assert!(b.is_empty() && !b.contains(b"a", xxh3_64(b"a")));
+    }
+
+    #[test]
+    fn zero_bytes_and_short_keys_sort_as_bytes() {
+        let keys: [&[u8]; 9] = [
+            b"ab\0\0\0\0\0\0\x01",
+            b"ab\0",
+            b"ab",
+            b"ab\0\0\0\0\0\0",
+            b"a",
+            b"ab\0\0\0\0\0\0\0",
+            b"abcdefgh",
+            b"abcdefg",
+            b"\0",
+        ];
+        let mut b = KeyBuffer::default();
+        for k in keys {
+            b.insert_new(k, xxh3_64(k));
+        }
+        let mut want = keys.to_vec();
+        want.sort_unstable();
+        assert!(b.sorted() == want, "{:?}", b.sorted());
     }
 }
