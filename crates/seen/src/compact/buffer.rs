@@ -13,6 +13,8 @@
 
 use hashbrown::HashTable;
 
+use super::run::word_after;
+
 /// Keys not yet frozen into a run.
 #[derive(Debug, Default)]
 pub(crate) struct KeyBuffer {
@@ -44,15 +46,6 @@ pub(crate) fn read_varint(bytes: &[u8], pos: &mut usize) -> usize {
         }
         shift += 7;
     }
-}
-
-/// The first 8 bytes of `key`, big-endian, zero padded: for keys whose
-/// words differ, the words order them as their bytes do.
-fn head_word(key: &[u8]) -> u64 {
-    let mut buf = [0u8; 8];
-    let n = key.len().min(8);
-    buf[..n].copy_from_slice(&key[..n]);
-    u64::from_be_bytes(buf)
 }
 
 impl KeyBuffer {
@@ -103,7 +96,7 @@ impl KeyBuffer {
             .iter()
             .map(|&(off, _)| {
                 let key = self.key_at(off);
-                (head_word(key), key)
+                (word_after(key, 0), key)
             })
             .collect();
         // Equal words: the whole keys decide ("ab" and "ab\0" share a word).

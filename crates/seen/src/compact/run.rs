@@ -152,10 +152,11 @@ fn front_code(out: &mut Vec<u8>, prev: &[u8], key: &[u8]) {
 
 /// Non-first keys of a block in a run of `keys` (sorted): each with its lcp.
 fn coded_suffixes<'a>(keys: &'a [&'a [u8]]) -> impl Iterator<Item = (usize, &'a [u8])> + 'a {
-    keys.iter()
+    suffixes(keys)
+        .zip(keys)
         .enumerate()
         .filter(|(i, _)| !i.is_multiple_of(BLOCK))
-        .map(|(i, key)| (lcp(keys[i - 1], key), *key))
+        .map(|(_, (suffix, key))| (key.len() - suffix.len(), *key))
 }
 
 /// The suffixes a run of `keys` (sorted) would code: what a dictionary learns from.
@@ -423,7 +424,7 @@ impl<'d> RunBuilder<'d> {
 
 /// The 8 bytes of `key` after its first `skip`, big-endian, zero padded:
 /// among keys sharing those `skip` bytes, a smaller word means a smaller key.
-fn word_after(key: &[u8], skip: usize) -> u64 {
+pub(crate) fn word_after(key: &[u8], skip: usize) -> u64 {
     let rest = key.get(skip..).unwrap_or(&[]);
     let mut buf = [0u8; 8];
     let n = rest.len().min(8);
@@ -433,11 +434,8 @@ fn word_after(key: &[u8], skip: usize) -> u64 {
 
 /// Reads front-coded entries from the index or a Huffman-coded block.
 trait ByteSource {
-    fn byte(&mut self) -> u8;
     /// A byte of an lcp or length varint.
-    fn num_byte(&mut self) -> u8 {
-        self.byte()
-    }
+    fn num_byte(&mut self) -> u8;
     #[inline]
     fn varint(&mut self) -> usize {
         let (mut v, mut shift) = (0usize, 0);
@@ -452,24 +450,14 @@ trait ByteSource {
     }
     /// Replaces `cur` (the previous key) by the next key; returns the
     /// bytes it shares with the previous key.
-    #[inline]
-    fn next_key(&mut self, cur: &mut Vec<u8>) -> usize {
-        let shared = self.varint();
-        let suffix = self.varint();
-        cur.truncate(shared);
-        cur.reserve(suffix);
-        for _ in 0..suffix {
-            cur.push(self.byte());
-        }
-        shared
-    }
+    fn next_key(&mut self, cur: &mut Vec<u8>) -> usize;
 }
 
 struct Plain<'a>(&'a [u8], usize);
 
 impl ByteSource for Plain<'_> {
     #[inline]
-    fn byte(&mut self) -> u8 {
+    fn num_byte(&mut self) -> u8 {
         self.1 += 1;
         self.0[self.1 - 1]
     }
@@ -488,10 +476,6 @@ impl ByteSource for Plain<'_> {
 struct Coded<'a>(&'a Codes, BitReader<'a>, &'a Dict);
 
 impl ByteSource for Coded<'_> {
-    #[inline]
-    fn byte(&mut self) -> u8 {
-        self.0.text.get(&mut self.1) as u8
-    }
     #[inline]
     fn num_byte(&mut self) -> u8 {
         self.0.num.get(&mut self.1) as u8
