@@ -285,7 +285,10 @@ fn on_meta(out: &RefCell<Extracted>, name: &str, content: &str) {
 }
 
 /// The extractor's CSS selectors, parsed once: `element!` would parse them
-/// (cssparser) for every page.
+/// (cssparser) for every page. Tag names only: the handlers check the
+/// attributes they need, which costs less than `a[href]`-style conditions
+/// in lol_html's selector VM (`page_work` over the PostgreSQL pages:
+/// 1,709 M → 1,667 M instructions; docs/BENCHMARKS.md, session 35).
 struct Selectors {
     anchors: Selector,
     frames: Selector,
@@ -298,11 +301,11 @@ struct Selectors {
 static SELECTORS: LazyLock<Selectors> = LazyLock::new(|| {
     let parse = |s: &str| s.parse::<Selector>().expect("static selector");
     Selectors {
-        anchors: parse("a[href], area[href]"),
-        frames: parse("frame[src], iframe[src]"),
-        links: parse("link[href][rel]"),
-        base: parse("base[href]"),
-        meta: parse("meta[name][content]"),
+        anchors: parse("a, area"),
+        frames: parse("frame, iframe"),
+        links: parse("link"),
+        base: parse("base"),
+        meta: parse("meta"),
         title: parse("title"),
     }
 });
@@ -346,6 +349,7 @@ fn run_rewriter(html: &[u8], out: &RefCell<Extracted>) {
                 handlers().element(|el: &mut Element<'_, '_>| {
                     let mut o = out.borrow_mut();
                     if o.base.is_none() {
+                        // A `<base>` without href is skipped: the first with one counts.
                         o.base = el.get_attribute("href").map(|b| unescape(&b).into_owned());
                     }
                     Ok(())
@@ -354,11 +358,11 @@ fn run_rewriter(html: &[u8], out: &RefCell<Extracted>) {
             (
                 Borrowed(&sel.meta),
                 handlers().element(|el: &mut Element<'_, '_>| {
-                    let name = el
-                        .get_attribute("name")
-                        .unwrap_or_default()
-                        .to_ascii_lowercase();
-                    on_meta(out, &name, &el.get_attribute("content").unwrap_or_default());
+                    if let (Some(name), Some(content)) =
+                        (el.get_attribute("name"), el.get_attribute("content"))
+                    {
+                        on_meta(out, &name.to_ascii_lowercase(), &content);
+                    }
                     Ok(())
                 }),
             ),
@@ -418,6 +422,22 @@ mod tests {
         assert_eq!(e.keywords, "x, y");
         assert!(e.nofollow && !e.noindex);
         assert_eq!(e.text, "A & B text no href");
+    }
+
+    #[test]
+    fn elements_without_the_attribute_they_need_are_skipped() {
+        // The selectors name tags only; each handler checks its attributes.
+        let page = r#"<html><head><base target=_top><base HREF="http://b.sim/x/"><base href="http://late.sim/">
+<meta name=description><meta content="orphan"><meta NAME="Keywords" CONTENT="k1">
+<meta name=robots><link href="no-rel.html"><link rel="next"><link REL="Prev Alternate" HREF="p.html">
+</head><body><a>none</a><a href="">empty</a><area alt=x><iframe></iframe><frame name=f>
+<a id=y HREF=ok.html>ok</a></body></html>"#;
+        let e = extract(page.as_bytes(), Some("text/html"));
+        assert_eq!(e.links, ["p.html", "", "ok.html"]);
+        assert_eq!(e.base.as_deref(), Some("http://b.sim/x/"));
+        assert_eq!(e.description, "");
+        assert_eq!(e.keywords, "k1");
+        assert!(!e.noindex && !e.nofollow);
     }
 
     #[test]
