@@ -424,17 +424,13 @@ impl CompactSet {
         found
     }
 
-    /// Adds `key`, known absent; freezes the buffer when full. Returns
-    /// whether the buffer was frozen.
-    fn add_new(&mut self, key: &[u8], hash: u64) -> bool {
+    /// Adds `key`, known absent; freezes the buffer when full.
+    fn add_new(&mut self, key: &[u8], hash: u64) {
         self.buffer.insert_new(key, hash);
         self.len += 1;
-        let full =
-            self.buffer.len() >= self.buffer_cap() || self.buffer.arena_len() >= MAX_BUFFER_BYTES;
-        if full {
+        if self.buffer.len() >= self.buffer_cap() || self.buffer.arena_len() >= MAX_BUFFER_BYTES {
             self.flush();
         }
-        full
     }
 
     /// Every key, in increasing byte order.
