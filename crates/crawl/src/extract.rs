@@ -7,8 +7,11 @@
 //! `link[href]` with rel alternate/next/prev, `frame[src]`, `iframe[src]`,
 //! the first `<base href>`, title, meta description/keywords/robots and the
 //! visible text (text nodes outside script/style/title), each capped so one
-//! page costs O(caps), whatever its size. The parser's own buffers are
-//! limited to [`PARSER_MEMORY`]; a page that exceeds it keeps what was read.
+//! page costs O(caps), whatever its size. Text nodes are separated by a
+//! space (a tag separates words); the chunks lol_html splits one node into
+//! are joined first (`NodeText`), so a chunk boundary never splits a word.
+//! The parser's own buffers are limited to [`PARSER_MEMORY`]; a page that
+//! exceeds it keeps what was read.
 
 use std::cell::RefCell;
 use std::sync::LazyLock;
@@ -249,6 +252,48 @@ fn push_capped(dst: &mut String, src: &str, cap: usize) {
     }
 }
 
+/// Most bytes of one text node held before the part up to its last
+/// whitespace is collapsed into the output (bounds the memory of a huge
+/// text node; no word or character reference spans whitespace).
+const NODE_HOLD: usize = 8 * 1024;
+
+/// The text of one text node, gathered from lol_html's chunks before it is
+/// collapsed: lol_html ends a chunk where its input ended (our 16 KiB
+/// writes) and before a `<` that opens no tag, which can fall inside a word
+/// or a character reference (`Po` + `stgreSQL`, `AT&am` + `p;T`). A node
+/// that arrives in one chunk (most do) is collapsed without a copy.
+#[derive(Default)]
+struct NodeText(String);
+
+impl NodeText {
+    /// Adds `chunk` of the current text node (`last`: the node ends with it)
+    /// to `dst` under [`push_capped`]'s rule.
+    fn add(&mut self, dst: &mut String, chunk: &str, last: bool, cap: usize) {
+        if self.0.is_empty() && last {
+            push_capped(dst, chunk, cap);
+            return;
+        }
+        self.0.push_str(chunk);
+        if last {
+            self.flush(dst, cap);
+        } else if self.0.len() > NODE_HOLD {
+            // Keep only what follows the last whitespace (a word or a
+            // reference may go on in the next chunk); a single word longer
+            // than the hold is cut, a rare case that costs one space.
+            let cut = self.0.rfind(char::is_whitespace).unwrap_or(self.0.len());
+            let rest = self.0.split_off(cut);
+            self.flush(dst, cap);
+            self.0 = rest;
+        }
+    }
+
+    /// Collapses what is held into `dst`.
+    fn flush(&mut self, dst: &mut String, cap: usize) {
+        push_capped(dst, &self.0, cap);
+        self.0.clear();
+    }
+}
+
 /// Extracts links and keywords from an HTML body.
 pub fn extract(body: &[u8], content_type: Option<&str>) -> Extracted {
     let enc = sniff_encoding(body, content_type);
@@ -314,6 +359,10 @@ fn run_rewriter(html: &[u8], out: &RefCell<Extracted>) {
     use std::borrow::Cow::Borrowed;
     let sel = &*SELECTORS;
     let handlers = ElementContentHandlers::default;
+    let (title_node, text_node) = (
+        RefCell::<NodeText>::default(),
+        RefCell::<NodeText>::default(),
+    );
     let link = |el: &mut Element<'_, '_>| {
         let rel = el
             .get_attribute("rel")
@@ -369,14 +418,20 @@ fn run_rewriter(html: &[u8], out: &RefCell<Extracted>) {
             (
                 Borrowed(&sel.title),
                 handlers().text(|t: &mut lol_html::html_content::TextChunk<'_>| {
-                    push_capped(&mut out.borrow_mut().title, t.as_str(), MAX_TITLE);
+                    let last = t.last_in_text_node();
+                    let title = &mut out.borrow_mut().title;
+                    title_node
+                        .borrow_mut()
+                        .add(title, t.as_str(), last, MAX_TITLE);
                     Ok(())
                 }),
             ),
         ],
         document_content_handlers: vec![doc_text!(|t| {
             if t.text_type() == TextType::Data {
-                push_capped(&mut out.borrow_mut().text, t.as_str(), MAX_TEXT);
+                let last = t.last_in_text_node();
+                let text = &mut out.borrow_mut().text;
+                text_node.borrow_mut().add(text, t.as_str(), last, MAX_TEXT);
             }
             Ok(())
         })],
@@ -389,12 +444,16 @@ fn run_rewriter(html: &[u8], out: &RefCell<Extracted>) {
     };
     let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
     // On a parser error (memory limit) keep what was collected so far.
-    for chunk in html.chunks(16 * 1024) {
-        if rewriter.write(chunk).is_err() {
-            return;
-        }
+    if html
+        .chunks(16 * 1024)
+        .all(|chunk| rewriter.write(chunk).is_ok())
+    {
+        let _ = rewriter.end();
     }
-    let _ = rewriter.end();
+    // What an unfinished node left (the document or the parse cut short).
+    let mut o = out.borrow_mut();
+    title_node.borrow_mut().flush(&mut o.title, MAX_TITLE);
+    text_node.borrow_mut().flush(&mut o.text, MAX_TEXT);
 }
 
 #[cfg(test)]
@@ -493,6 +552,25 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+        /// One text node of up to ~40 KB starting anywhere in the first
+        /// write: it reaches the output as if it had come in one chunk,
+        /// through the 16 KiB writes and the hold limit.
+        #[test]
+        fn a_text_node_in_chunks_collapses_as_a_whole(
+            pad in 0usize..(16 * 1024),
+            piece in text_pieces(),
+            times in 1usize..400,
+        ) {
+            let node = piece.repeat(times);
+            let page = format!("<!--{}--><p>{node}", "x".repeat(pad));
+            let mut want = String::new();
+            push_model(&mut want, &node, MAX_TEXT);
+            proptest::prop_assert_eq!(extract(page.as_bytes(), None).text, want);
+        }
+    }
+
     /// Heads made of pieces of meta tags, charset declarations, spaces,
     /// quotes, `>` and non-UTF-8 bytes.
     fn heads() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
@@ -534,6 +612,24 @@ mod tests {
         assert_eq!(robots_directives("none"), (true, true));
         assert_eq!(robots_directives("googlebot: noindex"), (true, false));
         assert_eq!(robots_directives("all"), (false, false));
+    }
+
+    /// lol_html hands a text node over in chunks split where its input
+    /// was (the 16 KiB writes) and before a `<` that starts no tag; a
+    /// chunk boundary is not a word boundary.
+    #[test]
+    fn words_and_entities_split_across_chunks_stay_whole() {
+        for at in [3, 4, 5, 7, 11] {
+            // "Postgres" (or the entity after it) straddles the first write.
+            let pad = "x".repeat(16 * 1024 - 6 - at);
+            let page = format!("<p>{pad}</p>PostgreSQL AT&amp;T done");
+            let e = extract(page.as_bytes(), None);
+            let rest = e.text.strip_prefix(pad.as_str());
+            assert_eq!(rest, Some(" PostgreSQL AT&T done"), "split at {at}");
+        }
+        let e = extract(b"<title>Hi <b> there</title><p>if a < b or c<=d then", None);
+        assert_eq!(e.title, "Hi <b> there");
+        assert_eq!(e.text, "if a < b or c<=d then");
     }
 
     #[test]
