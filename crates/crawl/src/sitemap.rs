@@ -58,7 +58,9 @@ fn parse_xml(xml: &[u8]) -> Result<Sitemap, CrawlError> {
     let mut reader = Reader::from_reader(xml);
     let mut buf = Vec::new();
     let mut root: Option<bool> = None; // Some(true) = index
-    let mut in_loc = false;
+    // The text of the `<loc>` being read: quick-xml ends a text event at a
+    // comment or a CDATA section, so a location can come in pieces.
+    let mut loc: Option<String> = None;
     let mut locs = Vec::new();
     loop {
         let ev = reader.read_event_into(&mut buf);
@@ -69,19 +71,27 @@ fn parse_xml(xml: &[u8]) -> Result<Sitemap, CrawlError> {
                     (None, b"urlset") => root = Some(false),
                     (None, b"sitemapindex") => root = Some(true),
                     (None, _) => return Err(CrawlError::Sitemap("not a sitemap".into())),
-                    (Some(_), b"loc") => in_loc = true,
+                    (Some(_), b"loc") => loc = Some(String::new()),
                     _ => {}
                 }
             }
-            Event::End(_) => in_loc = false,
-            Event::Text(t) if in_loc => {
-                let text = t
-                    .unescape()
-                    .map_err(|e| CrawlError::Sitemap(e.to_string()))?;
-                push_loc(&mut locs, text.trim());
+            Event::End(_) => {
+                if let Some(text) = loc.take() {
+                    push_loc(&mut locs, text.trim());
+                }
             }
-            Event::CData(t) if in_loc => {
-                push_loc(&mut locs, String::from_utf8_lossy(&t).trim());
+            Event::Text(t) => {
+                if let Some(text) = loc.as_mut() {
+                    let piece = t
+                        .unescape()
+                        .map_err(|e| CrawlError::Sitemap(e.to_string()))?;
+                    text.push_str(&piece);
+                }
+            }
+            Event::CData(t) => {
+                if let Some(text) = loc.as_mut() {
+                    text.push_str(&String::from_utf8_lossy(&t));
+                }
             }
             Event::Eof => break,
             _ => {}
@@ -128,6 +138,21 @@ mod tests {
         assert_eq!(
             parse(idx.as_bytes()).0.unwrap(),
             Sitemap::Index(vec!["http://a.sim/s1.xml".into()])
+        );
+    }
+
+    /// A comment or a CDATA section splits the text of a `<loc>` into
+    /// several events; the location is still one URL.
+    #[test]
+    fn a_location_in_pieces_is_one_url() {
+        let xml = "<urlset><url><loc> http://a.sim/<!-- c -->x?a=1&amp;<![CDATA[b=2&c]]>=3 </loc></url>\
+                   <url><loc><![CDATA[http://a.sim/y]]></loc></url><url><loc></loc></url></urlset>";
+        assert_eq!(
+            parse(xml.as_bytes()).0.unwrap(),
+            Sitemap::Urls(vec![
+                "http://a.sim/x?a=1&b=2&c=3".into(),
+                "http://a.sim/y".into()
+            ])
         );
     }
 
