@@ -363,6 +363,7 @@ fn run_rewriter(html: &[u8], out: &RefCell<Extracted>) {
         RefCell::<NodeText>::default(),
         RefCell::<NodeText>::default(),
     );
+    let titles = std::cell::Cell::new(0u32);
     let link = |el: &mut Element<'_, '_>| {
         let rel = el
             .get_attribute("rel")
@@ -417,14 +418,23 @@ fn run_rewriter(html: &[u8], out: &RefCell<Extracted>) {
             ),
             (
                 Borrowed(&sel.title),
-                handlers().text(|t: &mut lol_html::html_content::TextChunk<'_>| {
-                    let last = t.last_in_text_node();
-                    let title = &mut out.borrow_mut().title;
-                    title_node
-                        .borrow_mut()
-                        .add(title, t.as_str(), last, MAX_TITLE);
-                    Ok(())
-                }),
+                // The page's title is its first `<title>` (as `document.title`
+                // is): not an SVG icon's title or a stray one in the body.
+                handlers()
+                    .element(|_: &mut Element<'_, '_>| {
+                        titles.set(titles.get().saturating_add(1));
+                        Ok(())
+                    })
+                    .text(|t: &mut lol_html::html_content::TextChunk<'_>| {
+                        if titles.get() == 1 {
+                            let last = t.last_in_text_node();
+                            let title = &mut out.borrow_mut().title;
+                            title_node
+                                .borrow_mut()
+                                .add(title, t.as_str(), last, MAX_TITLE);
+                        }
+                        Ok(())
+                    }),
             ),
         ],
         document_content_handlers: vec![doc_text!(|t| {
@@ -630,6 +640,19 @@ mod tests {
         let e = extract(b"<title>Hi <b> there</title><p>if a < b or c<=d then", None);
         assert_eq!(e.title, "Hi <b> there");
         assert_eq!(e.text, "if a < b or c<=d then");
+    }
+
+    /// The title is the first `<title>` element's text, as `document.title`
+    /// is, not the titles of SVG icons or stray ones in the body as well.
+    #[test]
+    fn the_title_is_the_first_title_element() {
+        let e = extract(
+            b"<title>Page</title><p>x<svg><title>icon</title></svg><title>second</title>",
+            None,
+        );
+        assert_eq!(e.title, "Page");
+        let e = extract(b"<title></title><title>second</title>", None);
+        assert_eq!(e.title, "");
     }
 
     #[test]
