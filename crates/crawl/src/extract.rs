@@ -672,5 +672,14 @@ mod tests {
         }
         let text = "word ".repeat(100_000);
         assert!(extract(text.as_bytes(), None).text.len() <= MAX_TEXT);
+        // One 4 MB text node without whitespace (held and cut at the hold
+        // limit) and a 4 MB title: both stay within their caps.
+        let word = format!("<title>{0}</title><p>{0}", "w".repeat(4 << 20));
+        let e = extract(word.as_bytes(), None);
+        assert!(e.title.len() <= MAX_TITLE && e.text.len() <= MAX_TEXT);
+        assert!(
+            e.text.len() > MAX_TEXT / 2,
+            "the text is kept up to its cap"
+        );
     }
 }
