@@ -61,22 +61,33 @@ fn parse_xml(xml: &[u8]) -> Result<Sitemap, CrawlError> {
     // The text of the `<loc>` being read: quick-xml ends a text event at a
     // comment or a CDATA section, so a location can come in pieces.
     let mut loc: Option<String> = None;
+    // A location is a `<loc>` child of a `<url>` (or `<sitemap>`) child of
+    // the root: not an extension's `<image:loc>` deeper in the entry, which
+    // names an image, not a page. `depth` counts the open elements.
+    let (mut depth, mut in_entry) = (0usize, false);
     let mut locs = Vec::new();
     loop {
         let ev = reader.read_event_into(&mut buf);
         match ev.map_err(|e| CrawlError::Sitemap(e.to_string()))? {
             Event::Start(e) => {
                 let name = e.local_name();
-                match (root, name.as_ref()) {
-                    (None, b"urlset") => root = Some(false),
-                    (None, b"sitemapindex") => root = Some(true),
-                    (None, _) => return Err(CrawlError::Sitemap("not a sitemap".into())),
-                    (Some(_), b"loc") => loc = Some(String::new()),
+                match (root, depth, name.as_ref()) {
+                    (None, _, b"urlset") => root = Some(false),
+                    (None, _, b"sitemapindex") => root = Some(true),
+                    (None, _, _) => return Err(CrawlError::Sitemap("not a sitemap".into())),
+                    (Some(index), 1, entry) => {
+                        in_entry = entry == if index { &b"sitemap"[..] } else { b"url" };
+                    }
+                    (Some(_), 2, b"loc") if in_entry => loc = Some(String::new()),
                     _ => {}
                 }
+                depth += 1;
             }
             Event::End(_) => {
-                if let Some(text) = loc.take() {
+                depth = depth.saturating_sub(1);
+                if depth == 2
+                    && let Some(text) = loc.take()
+                {
                     push_loc(&mut locs, text.trim());
                 }
             }
@@ -153,6 +164,30 @@ mod tests {
                 "http://a.sim/x?a=1&b=2&c=3".into(),
                 "http://a.sim/y".into()
             ])
+        );
+    }
+
+    /// Extensions nest their own `loc` elements in an entry (Google's image
+    /// sitemaps: `<image:image><image:loc>`); only the entry's own `<loc>`
+    /// is a page (or, in an index, a sitemap).
+    #[test]
+    fn only_an_entrys_own_loc_counts() {
+        let xml = r#"<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"
+            xmlns:image="http://www.google.com/schemas/sitemap-image/1.1">
+          <url><image:image><image:loc>http://a.sim/i.jpg</image:loc></image:image>
+            <loc>http://a.sim/page</loc></url>
+          <loc>http://a.sim/stray</loc>
+          <sitemap><loc>http://a.sim/not-in-a-urlset.xml</loc></sitemap>
+        </urlset>"#;
+        assert_eq!(
+            parse(xml.as_bytes()).0.unwrap(),
+            Sitemap::Urls(vec!["http://a.sim/page".into()])
+        );
+        let idx = "<sitemapindex><url><loc>http://a.sim/p</loc></url>\
+                   <sitemap><loc>http://a.sim/s.xml</loc></sitemap></sitemapindex>";
+        assert_eq!(
+            parse(idx.as_bytes()).0.unwrap(),
+            Sitemap::Index(vec!["http://a.sim/s.xml".into()])
         );
     }
 
