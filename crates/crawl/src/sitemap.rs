@@ -2,7 +2,11 @@
 //! page URLs, `<sitemapindex>` gives more sitemaps. Gzip is detected by its
 //! magic bytes and inflated with a cap, so a compressed bomb stops at
 //! [`MAX_SITEMAP_BYTES`] (50 MB, the protocol's limit). At most
-//! [`MAX_SITEMAP_URLS`] (50,000) `<loc>` entries are kept per file.
+//! [`MAX_SITEMAP_URLS`] (50,000) `<loc>` entries are kept per file. A
+//! location is the `<loc>` of an entry (`<url>` or `<sitemap>` directly under
+//! the root), its text joined across comments and CDATA sections; the `loc`
+//! elements of extensions (`<image:loc>` inside `<image:image>`) name other
+//! resources and are skipped.
 
 use std::io::Read;
 
