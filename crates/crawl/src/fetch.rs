@@ -78,6 +78,15 @@ impl Fetched {
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
     }
+
+    /// Every value of a header that may be repeated (`X-Robots-Tag`), as
+    /// text, in order.
+    pub fn header_all<'a>(&'a self, name: &str) -> impl Iterator<Item = &'a str> + 'a {
+        self.headers
+            .get_all(name)
+            .into_iter()
+            .filter_map(|v| v.to_str().ok())
+    }
 }
 
 /// Shared HTTP client; cheap to clone.

@@ -48,17 +48,7 @@ async fn hostile_pages_do_not_panic_or_exhaust_memory() {
         (status, ct, body)
     }));
     let dir = tempfile::tempdir().unwrap();
-    let mut cfg = mgz_crawl::CrawlConfig {
-        seeds: vec!["http://hostile.test/".into()],
-        state_dir: dir.path().join("state"),
-        db: dir.path().join("pages.db"),
-        delay: std::time::Duration::ZERO,
-        progress: false,
-        ..mgz_crawl::CrawlConfig::default()
-    };
-    cfg.fetch.resolve =
-        vec![mgz_crawl::net::ResolveRule::parse(&format!("hostile.test={addr}")).unwrap()];
-    cfg.fetch.allow_private = true;
+    let cfg = common::raw_host_config("hostile.test", addr, dir.path());
     let rss_before = mgz_crawl::stats::rss_bytes();
     let summary = common::run(cfg).await;
     let rows = mgz_crawl::store::stored_urls(&dir.path().join("pages.db")).unwrap();

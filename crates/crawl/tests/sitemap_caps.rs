@@ -59,18 +59,8 @@ async fn sitemaps_have_their_own_50_mb_cap() {
         ("200 OK", ct, body)
     }));
     let dir = tempfile::tempdir().unwrap();
-    let mut cfg = mgz_crawl::CrawlConfig {
-        seeds: vec!["http://maps.test/".into()],
-        state_dir: dir.path().join("state"),
-        db: dir.path().join("pages.db"),
-        delay: std::time::Duration::ZERO,
-        max_depth: 1,
-        progress: false,
-        ..mgz_crawl::CrawlConfig::default()
-    };
-    cfg.fetch.resolve =
-        vec![mgz_crawl::net::ResolveRule::parse(&format!("maps.test={addr}")).unwrap()];
-    cfg.fetch.allow_private = true;
+    let mut cfg = common::raw_host_config("maps.test", addr, dir.path());
+    cfg.max_depth = 1;
     let rss_before = mgz_crawl::stats::rss_bytes();
     let summary = common::run(cfg).await;
     let rows = mgz_crawl::store::stored_urls(&dir.path().join("pages.db")).unwrap();

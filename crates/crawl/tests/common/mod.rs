@@ -56,6 +56,22 @@ pub fn crawl_config(
     c
 }
 
+/// A crawl of the one test host `host`, served at `addr` by a test server,
+/// from `http://{host}/` with no delay; state and database under `dir`.
+pub fn raw_host_config(host: &str, addr: std::net::SocketAddr, dir: &Path) -> CrawlConfig {
+    let mut c = CrawlConfig {
+        seeds: vec![format!("http://{host}/")],
+        state_dir: dir.join("state"),
+        db: dir.join("pages.db"),
+        delay: Duration::ZERO,
+        progress: false,
+        ..CrawlConfig::default()
+    };
+    c.fetch.resolve = vec![ResolveRule::parse(&format!("{host}={addr}")).unwrap()];
+    c.fetch.allow_private = true;
+    c
+}
+
 /// Runs a crawl to completion.
 pub async fn run(cfg: CrawlConfig) -> Summary {
     mgz_crawl::crawl(cfg, Arc::new(AtomicBool::new(false)))
