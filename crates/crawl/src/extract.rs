@@ -279,8 +279,12 @@ impl NodeText {
         } else if self.0.len() > NODE_HOLD {
             // Keep only what follows the last whitespace (a word or a
             // reference may go on in the next chunk); a single word longer
-            // than the hold is cut, a rare case that costs one space.
-            let cut = self.0.rfind(char::is_whitespace).unwrap_or(self.0.len());
+            // than the hold is cut, a rare case that costs one space. What
+            // is kept starts with whitespace, so whitespace at 0 is no cut.
+            let cut = match self.0.rfind(char::is_whitespace) {
+                Some(i) if i > 0 => i,
+                _ => self.0.len(),
+            };
             let rest = self.0.split_off(cut);
             self.flush(dst, cap);
             self.0 = rest;
@@ -640,6 +644,28 @@ mod tests {
         let e = extract(b"<title>Hi <b> there</title><p>if a < b or c<=d then", None);
         assert_eq!(e.title, "Hi <b> there");
         assert_eq!(e.text, "if a < b or c<=d then");
+    }
+
+    /// What a node holds stays near the hold limit, whatever its shape:
+    /// after a cut the held text starts with whitespace, which must not
+    /// count as a place to cut again (the held text would grow with the
+    /// node, and each chunk would rescan it).
+    #[test]
+    fn a_held_node_stays_bounded() {
+        let chunk = "w".repeat(16 * 1024);
+        for head in ["", " ", "a ", " \u{3000}"] {
+            let (mut node, mut dst) = (NodeText::default(), String::new());
+            node.add(&mut dst, head, false, MAX_TEXT);
+            for _ in 0..300 {
+                node.add(&mut dst, &chunk, false, MAX_TEXT);
+                assert!(node.0.len() <= NODE_HOLD + chunk.len(), "{head:?}");
+            }
+            node.add(&mut dst, "", true, MAX_TEXT);
+            assert!(
+                dst.len() <= MAX_TEXT && dst.len() > MAX_TEXT / 2,
+                "{head:?}"
+            );
+        }
     }
 
     /// The title is the first `<title>` element's text, as `document.title`
