@@ -48,7 +48,12 @@ pub async fn robots_for(sh: &Shared, url: &url::Url, depth: u32) -> Arc<Robots> 
     if let Some(d) = robots.crawl_delay() {
         sh.gates.raise_delay(host, d);
     }
-    let mut maps: Vec<String> = robots.sitemaps().to_vec();
+    // `Sitemap:` lines should be absolute; a relative one is resolved
+    // against robots.txt, as a browser would resolve it.
+    let robots_url = url::Url::parse(&format!("{origin}/robots.txt")).ok();
+    let mut maps: Vec<String> = (robots.sitemaps().iter())
+        .filter_map(|m| resolve(robots_url.as_ref(), m))
+        .collect();
     if sh.cfg.sitemaps == crate::config::Sitemaps::RobotsAndGuess
         && !matches!(robots, Robots::Unreachable)
     {
@@ -67,6 +72,15 @@ pub async fn robots_for(sh: &Shared, url: &url::Url, depth: u32) -> Arc<Robots> 
         sh.robots_store.save(&saved);
     }
     robots
+}
+
+/// `map` as an absolute URL, resolved against `base` when it is relative.
+fn resolve(base: Option<&url::Url>, map: &str) -> Option<String> {
+    url::Url::options()
+        .base_url(base)
+        .parse(map)
+        .ok()
+        .map(String::from)
 }
 
 async fn read_sitemaps(sh: &Shared, mut todo: Vec<String>, depth: u32) -> Result<(), CrawlError> {
@@ -98,9 +112,14 @@ async fn read_sitemaps(sh: &Shared, mut todo: Vec<String>, depth: u32) -> Result
             sh.counters.error("sitemap_truncated");
         }
         match parsed {
-            Ok(Sitemap::Index(more)) => todo.extend(more),
+            Ok(Sitemap::Index(more)) => {
+                todo.extend(more.iter().filter_map(|m| resolve(Some(&u), m)));
+            }
             Ok(Sitemap::Urls(urls)) => {
-                discover(sh, None, &urls, depth, Default::default()).await?;
+                // Relative locations, like relative `Sitemap:` lines, resolve
+                // against the file that lists them.
+                let base = mgz_url::CanonicalUrl::parse(&map, None, &sh.cfg.policy).ok();
+                discover(sh, base.as_ref(), &urls, depth, Default::default()).await?;
             }
             Err(_) => sh.counters.error("sitemap_parse"),
         }

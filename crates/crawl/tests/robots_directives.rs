@@ -5,8 +5,6 @@
 
 mod common;
 
-use tokio::net::TcpListener;
-
 fn page(meta: &str, link: &str) -> Vec<u8> {
     format!("<title>t</title>{meta}<p>words here</p><a href=\"/{link}\">x</a>").into_bytes()
 }
@@ -63,13 +61,8 @@ fn respond(path: &str) -> (&'static str, String, Vec<u8>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn meta_robots_and_x_robots_tag_are_honoured() {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(common::serve_raw(listener, respond));
-    let dir = tempfile::tempdir().unwrap();
+    let (dir, cfg) = common::raw_host("bots.test", 3, respond).await;
     let db = dir.path().join("pages.db");
-    let mut cfg = common::raw_host_config("bots.test", addr, dir.path());
-    cfg.max_depth = 3;
     common::run(cfg).await;
     let stored = common::stored_pages(&db);
     let has = |p: &str| stored.contains(&format!("http://bots.test/{p}"));

@@ -72,6 +72,22 @@ pub fn raw_host_config(host: &str, addr: std::net::SocketAddr, dir: &Path) -> Cr
     c
 }
 
+/// Serves `respond` (as [`serve_raw`] does) on a free loopback port and
+/// returns a crawl of `host` there at `max_depth`, with its state in a new
+/// temporary directory (kept alive by the returned guard).
+pub async fn raw_host<F>(host: &str, max_depth: u32, respond: F) -> (tempfile::TempDir, CrawlConfig)
+where
+    F: Fn(&str) -> (&'static str, String, Vec<u8>) + Send + Sync + 'static,
+{
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(serve_raw(listener, respond));
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = raw_host_config(host, addr, dir.path());
+    cfg.max_depth = max_depth;
+    (dir, cfg)
+}
+
 /// Runs a crawl to completion.
 pub async fn run(cfg: CrawlConfig) -> Summary {
     mgz_crawl::crawl(cfg, Arc::new(AtomicBool::new(false)))

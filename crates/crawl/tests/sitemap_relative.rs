@@ -1,0 +1,47 @@
+//! `Sitemap:` lines and sitemap-index entries written as relative URLs
+//! (the protocol asks for absolute ones; sites write `/sitemap.xml` anyway)
+//! are resolved against the file that names them, as a browser resolves a
+//! link, instead of being dropped.
+
+mod common;
+
+fn respond(path: &str) -> (&'static str, String, Vec<u8>) {
+    let xml = "application/xml".to_string();
+    match path {
+        "/robots.txt" => (
+            "200 OK",
+            "text/plain".into(),
+            b"User-agent: *\nAllow: /\nSitemap: /maps/index.xml\n".to_vec(),
+        ),
+        "/maps/index.xml" => (
+            "200 OK",
+            xml,
+            b"<sitemapindex><sitemap><loc>pages.xml</loc></sitemap></sitemapindex>".to_vec(),
+        ),
+        "/maps/pages.xml" => (
+            "200 OK",
+            xml,
+            b"<urlset><url><loc>http://rel.test/only-in-the-sitemap</loc></url>\
+              <url><loc>relative-page</loc></url></urlset>"
+                .to_vec(),
+        ),
+        _ => (
+            "200 OK",
+            "text/html".into(),
+            b"<title>page</title>".to_vec(),
+        ),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn relative_sitemap_urls_are_resolved_against_their_file() {
+    let (dir, cfg) = common::raw_host("rel.test", 2, respond).await;
+    let summary = common::run(cfg).await;
+    let stored = common::stored_pages(&dir.path().join("pages.db"));
+    for page in ["only-in-the-sitemap", "maps/relative-page"] {
+        assert!(
+            stored.contains(&format!("http://rel.test/{page}")),
+            "{page}: {stored:?} {summary:?}"
+        );
+    }
+}
