@@ -6,8 +6,6 @@ mod common;
 
 use std::sync::Arc;
 
-use tokio::net::TcpListener;
-
 use common::gzip_bomb;
 
 fn page(path: &str, bomb: &Arc<Vec<u8>>) -> (String, Vec<u8>) {
@@ -36,9 +34,7 @@ fn page(path: &str, bomb: &Arc<Vec<u8>>) -> (String, Vec<u8>) {
 async fn hostile_pages_do_not_panic_or_exhaust_memory() {
     let bomb = Arc::new(gzip_bomb(1 << 30));
     assert!(bomb.len() < 8 << 20, "bomb is {} bytes", bomb.len());
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(common::serve_raw(listener, move |path| {
+    let (dir, cfg) = common::raw_host("hostile.test", move |path| {
         let status = if path == "/robots.txt" {
             "404 Not Found"
         } else {
@@ -46,9 +42,8 @@ async fn hostile_pages_do_not_panic_or_exhaust_memory() {
         };
         let (ct, body) = page(path, &bomb);
         (status, ct, body)
-    }));
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = common::raw_host_config("hostile.test", addr, dir.path());
+    })
+    .await;
     let rss_before = mgz_crawl::stats::rss_bytes();
     let summary = common::run(cfg).await;
     let rows = mgz_crawl::store::stored_urls(&dir.path().join("pages.db")).unwrap();

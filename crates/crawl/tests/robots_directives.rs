@@ -61,7 +61,8 @@ fn respond(path: &str) -> (&'static str, String, Vec<u8>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn meta_robots_and_x_robots_tag_are_honoured() {
-    let (dir, cfg) = common::raw_host("bots.test", 3, respond).await;
+    let (dir, mut cfg) = common::raw_host("bots.test", respond).await;
+    cfg.max_depth = 3;
     let db = dir.path().join("pages.db");
     common::run(cfg).await;
     let stored = common::stored_pages(&db);

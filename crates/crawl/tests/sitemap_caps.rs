@@ -8,7 +8,6 @@ mod common;
 use std::sync::Arc;
 
 use common::gzip_bomb;
-use tokio::net::TcpListener;
 
 const MB: usize = 1 << 20;
 
@@ -52,14 +51,11 @@ fn respond(path: &str, bomb: &[u8]) -> (String, Vec<u8>) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sitemaps_have_their_own_50_mb_cap() {
     let bomb = Arc::new(gzip_bomb(1 << 30));
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(common::serve_raw(listener, move |path| {
+    let (dir, mut cfg) = common::raw_host("maps.test", move |path| {
         let (ct, body) = respond(path, &bomb);
         ("200 OK", ct, body)
-    }));
-    let dir = tempfile::tempdir().unwrap();
-    let mut cfg = common::raw_host_config("maps.test", addr, dir.path());
+    })
+    .await;
     cfg.max_depth = 1;
     let rss_before = mgz_crawl::stats::rss_bytes();
     let summary = common::run(cfg).await;

@@ -35,7 +35,8 @@ fn respond(path: &str) -> (&'static str, String, Vec<u8>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn relative_sitemap_urls_are_resolved_against_their_file() {
-    let (dir, cfg) = common::raw_host("rel.test", 2, respond).await;
+    let (dir, mut cfg) = common::raw_host("rel.test", respond).await;
+    cfg.max_depth = 2;
     let summary = common::run(cfg).await;
     let stored = common::stored_pages(&dir.path().join("pages.db"));
     for page in ["only-in-the-sitemap", "maps/relative-page"] {

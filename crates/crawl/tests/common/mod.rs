@@ -56,26 +56,11 @@ pub fn crawl_config(
     c
 }
 
-/// A crawl of the one test host `host`, served at `addr` by a test server,
-/// from `http://{host}/` with no delay; state and database under `dir`.
-pub fn raw_host_config(host: &str, addr: std::net::SocketAddr, dir: &Path) -> CrawlConfig {
-    let mut c = CrawlConfig {
-        seeds: vec![format!("http://{host}/")],
-        state_dir: dir.join("state"),
-        db: dir.join("pages.db"),
-        delay: Duration::ZERO,
-        progress: false,
-        ..CrawlConfig::default()
-    };
-    c.fetch.resolve = vec![ResolveRule::parse(&format!("{host}={addr}")).unwrap()];
-    c.fetch.allow_private = true;
-    c
-}
-
 /// Serves `respond` (as [`serve_raw`] does) on a free loopback port and
-/// returns a crawl of `host` there at `max_depth`, with its state in a new
-/// temporary directory (kept alive by the returned guard).
-pub async fn raw_host<F>(host: &str, max_depth: u32, respond: F) -> (tempfile::TempDir, CrawlConfig)
+/// returns a crawl of the one host `host` there, from `http://{host}/` with
+/// no delay, its state and database in a new temporary directory (kept
+/// alive by the returned guard).
+pub async fn raw_host<F>(host: &str, respond: F) -> (tempfile::TempDir, CrawlConfig)
 where
     F: Fn(&str) -> (&'static str, String, Vec<u8>) + Send + Sync + 'static,
 {
@@ -83,9 +68,17 @@ where
     let addr = listener.local_addr().unwrap();
     tokio::spawn(serve_raw(listener, respond));
     let dir = tempfile::tempdir().unwrap();
-    let mut cfg = raw_host_config(host, addr, dir.path());
-    cfg.max_depth = max_depth;
-    (dir, cfg)
+    let mut c = CrawlConfig {
+        seeds: vec![format!("http://{host}/")],
+        state_dir: dir.path().join("state"),
+        db: dir.path().join("pages.db"),
+        delay: Duration::ZERO,
+        progress: false,
+        ..CrawlConfig::default()
+    };
+    c.fetch.resolve = vec![ResolveRule::parse(&format!("{host}={addr}")).unwrap()];
+    c.fetch.allow_private = true;
+    (dir, c)
 }
 
 /// Runs a crawl to completion.
