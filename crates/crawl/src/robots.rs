@@ -46,7 +46,8 @@ impl Robots {
                     Err(_) => Robots::AllowAll,
                 }
             }
-            // 3xx that the fetcher does not follow counts as "unavailable", like 4xx.
+            // A redirect chain given up on (a loop, more than five hops; see
+            // `robots_fetch`) counts as "unavailable", like 4xx.
             300..=499 => Robots::AllowAll,
             _ => Robots::Unreachable,
         }

@@ -1,10 +1,19 @@
 //! Getting robots.txt (once per origin, one fetch at a time per origin) and
 //! the sitemaps it announces.
+//!
+//! Both files are fetched following redirects, up to [`MAX_FILE_REDIRECTS`]
+//! (RFC 9309 §2.3.1.2 asks crawlers to follow at least five, across hosts
+//! too: a site moved to `https://` or to `www.` redirects its robots.txt).
+//! Each hop waits for its own host's politeness gate and goes through the
+//! fetcher's address guard. A chain that is longer, loops or has no usable
+//! `Location` ends at its last 3xx response, which counts as robots.txt
+//! "unavailable" (everything allowed), and as a failed sitemap fetch.
 
 use std::sync::Arc;
 
 use crate::CrawlError;
 use crate::discover::discover;
+use crate::fetch::Fetched;
 use crate::robots::Robots;
 use crate::robots_store::SavedRobots;
 use crate::run::Shared;
@@ -12,6 +21,41 @@ use crate::sitemap::{self, Sitemap};
 
 /// Most sitemap files fetched per origin (index files included).
 pub const MAX_SITEMAPS_PER_ORIGIN: usize = 50;
+/// Most redirects followed to reach a robots.txt or sitemap file.
+pub const MAX_FILE_REDIRECTS: usize = 5;
+
+/// GET `url` as [`Shared::polite_get_capped`] does, following redirects
+/// (see the module doc). `hop_allowed` says whether a hop's host may be
+/// asked; a refused hop ends the chain at the response that pointed to it.
+/// Returns the last response and the URL that gave it.
+async fn get_following(
+    sh: &Shared,
+    url: &str,
+    cap: usize,
+    hop_allowed: impl Fn(&str) -> bool,
+) -> Result<(Fetched, url::Url), CrawlError> {
+    let mut url = url::Url::parse(url).map_err(|e| CrawlError::Config(format!("{url}: {e}")))?;
+    let mut asked = vec![url.to_string()];
+    loop {
+        let host = url.host_str().unwrap_or("").to_string();
+        let resp = sh.polite_get_capped(&host, url.as_str(), cap).await?;
+        if !(300..=399).contains(&resp.status) || asked.len() > MAX_FILE_REDIRECTS {
+            return Ok((resp, url));
+        }
+        let next = (resp.header("location"))
+            .and_then(|l| url.join(l.trim()).ok())
+            .filter(|n| matches!(n.scheme(), "http" | "https"))
+            .filter(|n| hop_allowed(n.host_str().unwrap_or("")))
+            .filter(|n| !asked.iter().any(|a| a == n.as_str()));
+        match next {
+            Some(n) => {
+                asked.push(n.to_string());
+                url = n;
+            }
+            None => return Ok((resp, url)),
+        }
+    }
+}
 
 /// The robots.txt outcome for `url`'s origin, fetching it if needed. The
 /// first fetch of an origin at depth `depth` also reads its sitemaps.
@@ -35,8 +79,16 @@ pub async fn robots_for(sh: &Shared, url: &url::Url, depth: u32) -> Arc<Robots> 
         body: Vec::new(),
         fetched_at: crate::queue::now_s(),
     };
-    let robots = match sh.polite_get(host, &format!("{origin}/robots.txt")).await {
-        Ok(resp) => {
+    let mut robots_url = url::Url::parse(&format!("{origin}/robots.txt")).ok();
+    let fetched = match &robots_url {
+        Some(at) => get_following(sh, at.as_str(), sh.cfg.fetch.max_body, |_| true).await,
+        None => Err(CrawlError::Config(format!(
+            "no robots.txt URL for {origin}"
+        ))),
+    };
+    let robots = match fetched {
+        Ok((resp, at)) => {
+            robots_url = Some(at);
             (saved.status, saved.body) = (resp.status, resp.body);
             Robots::from_response(saved.status, &saved.body, &sh.robots_agent)
         }
@@ -49,8 +101,7 @@ pub async fn robots_for(sh: &Shared, url: &url::Url, depth: u32) -> Arc<Robots> 
         sh.gates.raise_delay(host, d);
     }
     // `Sitemap:` lines should be absolute; a relative one is resolved
-    // against robots.txt, as a browser would resolve it.
-    let robots_url = url::Url::parse(&format!("{origin}/robots.txt")).ok();
+    // against robots.txt (where its redirects ended), as a browser would.
     let mut maps: Vec<String> = (robots.sitemaps().iter())
         .filter_map(|m| resolve(robots_url.as_ref(), m))
         .collect();
@@ -96,11 +147,9 @@ async fn read_sitemaps(sh: &Shared, mut todo: Vec<String>, depth: u32) -> Result
         if !sh.filter.host_in_scope(host) {
             continue;
         }
-        let resp = match sh
-            .polite_get_capped(host, &map, sitemap::MAX_SITEMAP_BYTES)
-            .await
-        {
-            Ok(r) if r.status == 200 => r,
+        let in_scope = |h: &str| sh.filter.host_in_scope(h);
+        let (resp, u) = match get_following(sh, &map, sitemap::MAX_SITEMAP_BYTES, in_scope).await {
+            Ok((r, at)) if r.status == 200 => (r, at),
             _ => {
                 sh.counters.error("sitemap_fetch");
                 continue;
@@ -118,7 +167,7 @@ async fn read_sitemaps(sh: &Shared, mut todo: Vec<String>, depth: u32) -> Result
             Ok(Sitemap::Urls(urls)) => {
                 // Relative locations, like relative `Sitemap:` lines, resolve
                 // against the file that lists them.
-                let base = mgz_url::CanonicalUrl::parse(&map, None, &sh.cfg.policy).ok();
+                let base = mgz_url::CanonicalUrl::parse(u.as_str(), None, &sh.cfg.policy).ok();
                 discover(sh, base.as_ref(), &urls, depth, Default::default()).await?;
             }
             Err(_) => sh.counters.error("sitemap_parse"),
