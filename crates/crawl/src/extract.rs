@@ -5,7 +5,7 @@
 //! `<meta charset>` in the first 1024 bytes, else UTF-8 — and streamed through
 //! lol_html in 16 KiB chunks. Collected: `a[href]`, `area[href]`,
 //! `link[href]` with rel alternate/next/prev, `frame[src]`, `iframe[src]`,
-//! the first `<base href>`, title, meta description/keywords/robots and the
+//! the URL of a `<meta http-equiv=refresh>`, the first `<base href>`, title, meta description/keywords/robots and the
 //! visible text (text nodes outside script/style/title), each capped so one
 //! page costs O(caps), whatever its size. Text nodes are separated by a
 //! space (a tag separates words); the chunks lol_html splits one node into
@@ -311,12 +311,53 @@ pub fn extract(body: &[u8], content_type: Option<&str>) -> Extracted {
 }
 
 fn add_link(out: &RefCell<Extracted>, value: Option<String>) {
-    let mut o = out.borrow_mut();
-    if let Some(v) = value.filter(|v| v.len() <= MAX_HREF)
-        && o.links.len() < MAX_LINKS
-    {
-        o.links.push(unescape(&v).into_owned());
+    if let Some(v) = value {
+        push_link(out, &unescape(&v));
     }
+}
+
+/// Adds a link target already decoded, within the caps.
+fn push_link(out: &RefCell<Extracted>, target: &str) {
+    let mut o = out.borrow_mut();
+    if target.len() <= MAX_HREF && o.links.len() < MAX_LINKS {
+        o.links.push(target.to_string());
+    }
+}
+
+/// The URL of a `<meta http-equiv=refresh>` `content` (already decoded), as
+/// the HTML standard's "shared declarative refresh steps" read it:
+/// `5; url='next.html'`, `0;URL=next.html`, `0, next.html`. `None` when
+/// there is no URL (a refresh of the page itself) or the time is malformed.
+pub fn refresh_url(content: &str) -> Option<&str> {
+    let ws = |c: char| matches!(c, '\t' | '\n' | '\x0c' | '\r' | ' ');
+    let s = content.trim_start_matches(ws);
+    let after_time = s.trim_start_matches(|c: char| c.is_ascii_digit());
+    if after_time.len() == s.len() && !after_time.starts_with('.') {
+        return None; // no time
+    }
+    let rest = after_time.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
+    if !(rest.is_empty() || rest.starts_with([';', ',']) || rest.starts_with(ws)) {
+        return None;
+    }
+    let rest = rest.trim_start_matches(ws);
+    let rest = rest.strip_prefix([';', ',']).unwrap_or(rest);
+    let url = rest.trim_start_matches(ws);
+    if url.is_empty() {
+        return None;
+    }
+    // `url =` is optional; without the `=` the text is the URL as it is.
+    let mut target = url;
+    if url.len() >= 3 && url.as_bytes()[..3].eq_ignore_ascii_case(b"url") {
+        let eq = url[3..].trim_start_matches(ws);
+        if let Some(value) = eq.strip_prefix('=') {
+            target = value.trim_start_matches(ws);
+        }
+    }
+    let target = match target.chars().next() {
+        Some(q @ ('"' | '\'')) => target[1..].split(q).next().unwrap_or(""),
+        _ => target,
+    };
+    (!target.is_empty()).then_some(target)
 }
 
 fn on_meta(out: &RefCell<Extracted>, name: &str, content: &str) {
@@ -416,6 +457,14 @@ fn run_rewriter(html: &[u8], out: &RefCell<Extracted>) {
                         (el.get_attribute("name"), el.get_attribute("content"))
                     {
                         on_meta(out, &name.to_ascii_lowercase(), &content);
+                    } else if let Some(equiv) = el.get_attribute("http-equiv")
+                        && equiv.trim().eq_ignore_ascii_case("refresh")
+                        && let Some(content) = el.get_attribute("content")
+                    {
+                        // A refresh that names a URL is a link (a moved page).
+                        if let Some(to) = refresh_url(&unescape(&content)) {
+                            push_link(out, to);
+                        }
                     }
                     Ok(())
                 }),
@@ -511,6 +560,51 @@ mod tests {
         assert_eq!(e.description, "");
         assert_eq!(e.keywords, "k1");
         assert!(!e.noindex && !e.nofollow);
+    }
+
+    #[test]
+    fn refresh_urls_are_read_as_the_standard_reads_them() {
+        for (content, want) in [
+            ("0; url=next.html", Some("next.html")),
+            ("5;URL='a b.html'", Some("a b.html")),
+            ("0, next.html", Some("next.html")),
+            (" 3 ; url = \"q.html\" tail", Some("q.html")),
+            ("1.5; url=x", Some("x")),
+            (".5 url=x", Some("x")),
+            ("0; 'unterminated", Some("unterminated")),
+            ("0; urlfoo", Some("urlfoo")),
+            ("0; url", Some("url")),
+            ("0; u\u{20ac}", Some("u\u{20ac}")),
+            ("0", None),
+            ("10;", None),
+            ("0; url=", None),
+            ("", None),
+            ("abc", None),
+            ("5x; url=y", None),
+            ("; url=y", None),
+        ] {
+            assert_eq!(refresh_url(content), want, "{content:?}");
+        }
+    }
+
+    #[test]
+    fn a_meta_refresh_url_is_a_link() {
+        let page = r#"<head><meta http-equiv="Refresh" content="0; URL=moved.html?a=1&amp;b=2">
+<meta http-equiv=refresh content="30"><meta http-equiv=" REFRESH " content="1;url=second.html">
+<meta http-equiv=content-type content="text/html; charset=utf-8"><meta http-equiv=refresh>"#;
+        let e = extract(page.as_bytes(), Some("text/html"));
+        assert_eq!(e.links, ["moved.html?a=1&b=2", "second.html"]);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn refresh_url_takes_any_text(
+            content in "(0|5|\\.| |\t|;|,|url|URL|=|'|\"|a|\u{e9}|u\u{20ac}|\u{3000})*"
+        ) {
+            if let Some(url) = refresh_url(&content) {
+                proptest::prop_assert!(!url.is_empty() && content.contains(url));
+            }
+        }
     }
 
     #[test]
