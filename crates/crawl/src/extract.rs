@@ -135,24 +135,61 @@ fn meta_charset(head: &[u8]) -> Option<&[u8]> {
     None
 }
 
-/// Parses robots directives (`noindex`, `nofollow`, `none`) from a meta
-/// content or `X-Robots-Tag` value; returns `(noindex, nofollow)`.
+/// Parses robots directives (`noindex`, `nofollow`, `none`, any case) from
+/// a meta robots content; returns `(noindex, nofollow)`.
 pub fn robots_directives(value: &str) -> (bool, bool) {
     let (mut noindex, mut nofollow) = (false, false);
-    for token in value
-        .split([',', ' '])
-        .map(|t| t.trim().to_ascii_lowercase())
-    {
-        // X-Robots-Tag may prefix a user agent: "googlebot: noindex".
-        let token = token.rsplit(':').next().unwrap_or("").trim().to_string();
-        match token.as_str() {
-            "noindex" => noindex = true,
-            "nofollow" => nofollow = true,
-            "none" => (noindex, nofollow) = (true, true),
-            _ => {}
+    for token in value.split([',', ' ', '\t', '\n', '\r']) {
+        if token.eq_ignore_ascii_case("noindex") {
+            noindex = true;
+        } else if token.eq_ignore_ascii_case("nofollow") {
+            nofollow = true;
+        } else if token.eq_ignore_ascii_case("none") {
+            (noindex, nofollow) = (true, true);
         }
     }
     (noindex, nofollow)
+}
+
+/// The directives of one `X-Robots-Tag` header value that apply to the
+/// crawler whose robots.txt token is `agent`; returns `(noindex, nofollow)`.
+///
+/// A header may name the crawler it addresses, as search engines document
+/// it: `googlebot: noindex, nofollow` is for Googlebot only. A comma-separated
+/// piece of the form `TOKEN: …` (TOKEN a product token that is not a
+/// directive taking a value, such as `unavailable_after`) starts the part of
+/// the value addressed to TOKEN, up to the next such piece; pieces before any
+/// are for every crawler. Only the parts for every crawler and for `agent`
+/// (ASCII case-insensitive) count.
+pub fn header_robots_directives(value: &str, agent: &str) -> (bool, bool) {
+    const TAKES_VALUE: [&str; 4] = [
+        "unavailable_after",
+        "max-snippet",
+        "max-image-preview",
+        "max-video-preview",
+    ];
+    let is_token = |t: &str| {
+        !t.is_empty()
+            && (t.bytes()).all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+    };
+    let (mut ours, mut out) = (true, (false, false));
+    for piece in value.split(',') {
+        let mut piece = piece.trim();
+        if let Some((name, rest)) = piece.split_once(':')
+            && is_token(name.trim_end())
+            && !TAKES_VALUE
+                .iter()
+                .any(|v| name.trim_end().eq_ignore_ascii_case(v))
+        {
+            ours = name.trim_end().eq_ignore_ascii_case(agent);
+            piece = rest;
+        }
+        if ours {
+            let (noindex, nofollow) = robots_directives(piece);
+            out = (out.0 | noindex, out.1 | nofollow);
+        }
+    }
+    out
 }
 
 /// Decodes character references (`&amp;`, `&#47;`, `&eacute;`): lol_html
@@ -718,7 +755,25 @@ mod tests {
     fn directives() {
         assert_eq!(robots_directives("noindex, nofollow"), (true, true));
         assert_eq!(robots_directives("none"), (true, true));
-        assert_eq!(robots_directives("googlebot: noindex"), (true, false));
+        assert_eq!(robots_directives("NoIndex\tNOFOLLOW"), (true, true));
+        let header = |v: &str| header_robots_directives(v, "mgz");
+        assert_eq!(header("noindex, nofollow"), (true, true));
+        assert_eq!(header("googlebot: noindex"), (false, false));
+        assert_eq!(header("googlebot: noindex, nofollow"), (false, false));
+        assert_eq!(header("nofollow, googlebot: noindex"), (false, true));
+        assert_eq!(header("googlebot: noindex, MGZ: nofollow"), (false, true));
+        assert_eq!(header("mgz:none"), (true, true));
+        assert_eq!(header("otherbot: noindex, mgz: all"), (false, false));
+        assert_eq!(
+            header("unavailable_after: 25 Jun 2010 15:00:00 PST"),
+            (false, false)
+        );
+        assert_eq!(
+            header("unavailable_after: 25 Jun 2010, noindex"),
+            (true, false)
+        );
+        assert_eq!(header("max-snippet: 20, nofollow"), (false, true));
+        assert_eq!(header(": noindex"), (true, false));
         assert_eq!(robots_directives("all"), (false, false));
     }
 

@@ -239,10 +239,10 @@ async fn page(sh: &Shared, rec: &UrlRecord, resp: Fetched) -> Result<Next, Crawl
     row.content_hash = Some(format!("{:x}", Sha256::digest(&resp.body)));
     row.error = resp.truncated.then(|| "truncated".to_string());
     if is_html(ct.as_deref(), &resp.body) {
-        // Each `X-Robots-Tag` header adds its directives.
+        // Each `X-Robots-Tag` header adds its directives for this crawler.
         let xrobots = resp
             .header_all("x-robots-tag")
-            .map(extract::robots_directives)
+            .map(|v| extract::header_robots_directives(v, &sh.robots_agent))
             .fold((false, false), |a, b| (a.0 | b.0, a.1 | b.1));
         let ex = parse(sh, resp.body, ct).await?;
         let (noindex, nofollow) = (ex.noindex || xrobots.0, ex.nofollow || xrobots.1);

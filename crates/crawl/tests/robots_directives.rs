@@ -2,6 +2,8 @@
 //! (one header or several, whose directives add up) stop the links of a
 //! `nofollow` page from being followed and keep a `noindex` page's text out
 //! of the index, while `noindex` alone still lets its links be followed.
+//! A header addressed to another crawler (`googlebot: nofollow`) does not
+//! apply; one addressed to ours (`mgz:`, the default agent's token) does.
 
 mod common;
 
@@ -9,9 +11,13 @@ fn page(meta: &str, link: &str) -> Vec<u8> {
     format!("<title>t</title>{meta}<p>words here</p><a href=\"/{link}\">x</a>").into_bytes()
 }
 
+/// A page sent with `headers` (lines joined by `\r\n`) linking to `link`.
+fn headed(headers: &str, link: &str) -> (&'static str, String, Vec<u8>) {
+    ("200 OK", format!("text/html\r\n{headers}"), page("", link))
+}
+
 fn respond(path: &str) -> (&'static str, String, Vec<u8>) {
     let html = "text/html".to_string();
-    let with = |headers: &str| format!("text/html{headers}");
     match path {
         "/robots.txt" => (
             "200 OK",
@@ -22,7 +28,8 @@ fn respond(path: &str) -> (&'static str, String, Vec<u8>) {
             "200 OK",
             html,
             b"<a href=/meta-nofollow>1</a><a href=/meta-noindex>2</a><a href=/header-one>3</a>\
-              <a href=/header-two>4</a><a href=/header-noindex>5</a>"
+              <a href=/header-two>4</a><a href=/header-noindex>5</a>\
+              <a href=/header-other-bot>6</a><a href=/header-our-bot>7</a>"
                 .to_vec(),
         ),
         "/meta-nofollow" => (
@@ -35,21 +42,20 @@ fn respond(path: &str) -> (&'static str, String, Vec<u8>) {
             html,
             page("<meta name=ROBOTS content=NoIndex>", "after-meta-noindex"),
         ),
-        "/header-one" => (
-            "200 OK",
-            with("\r\nX-Robots-Tag: noindex, nofollow"),
-            page("", "after-header-one"),
-        ),
+        "/header-one" => headed("X-Robots-Tag: noindex, nofollow", "after-header-one"),
         // Two headers: the second one's nofollow counts too.
-        "/header-two" => (
-            "200 OK",
-            with("\r\nX-Robots-Tag: noarchive\r\nX-Robots-Tag: nofollow"),
-            page("", "after-header-two"),
+        "/header-two" => headed(
+            "X-Robots-Tag: noarchive\r\nX-Robots-Tag: nofollow",
+            "after-header-two",
         ),
-        "/header-noindex" => (
-            "200 OK",
-            with("\r\nX-Robots-Tag: noindex"),
-            page("", "after-header-noindex"),
+        "/header-noindex" => headed("X-Robots-Tag: noindex", "after-header-noindex"),
+        "/header-other-bot" => headed(
+            "X-Robots-Tag: googlebot: noindex, nofollow",
+            "after-header-other-bot",
+        ),
+        "/header-our-bot" => headed(
+            "X-Robots-Tag: otherbot: noindex\r\nX-Robots-Tag: mgz: nofollow",
+            "after-header-our-bot",
         ),
         _ => (
             "200 OK",
@@ -73,6 +79,8 @@ async fn meta_robots_and_x_robots_tag_are_honoured() {
         "header-one",
         "header-two",
         "header-noindex",
+        "header-other-bot",
+        "header-our-bot",
     ] {
         assert!(has(p), "{p} not stored: {stored:?}");
     }
@@ -81,14 +89,18 @@ async fn meta_robots_and_x_robots_tag_are_honoured() {
         "after-meta-nofollow",
         "after-header-one",
         "after-header-two",
+        "after-header-our-bot",
     ] {
         assert!(!has(p), "{p} was fetched through a nofollow page");
     }
-    // noindex alone: the links are followed.
-    assert!(
-        has("after-meta-noindex") && has("after-header-noindex"),
-        "{stored:?}"
-    );
+    // noindex alone, or directives for another crawler: the links are followed.
+    for p in [
+        "after-meta-noindex",
+        "after-header-noindex",
+        "after-header-other-bot",
+    ] {
+        assert!(has(p), "{p} not followed: {stored:?}");
+    }
     // noindex: no text for the index, and the row says why.
     let conn = rusqlite::Connection::open(&db).unwrap();
     let noindexed = |p: &str| -> (Option<String>, Option<String>) {
@@ -102,7 +114,12 @@ async fn meta_robots_and_x_robots_tag_are_honoured() {
     for p in ["meta-noindex", "header-one", "header-noindex"] {
         assert_eq!(noindexed(p), (None, Some("noindex".into())), "{p}");
     }
-    for p in ["meta-nofollow", "header-two"] {
+    for p in [
+        "meta-nofollow",
+        "header-two",
+        "header-other-bot",
+        "header-our-bot",
+    ] {
         assert_eq!(noindexed(p).0.as_deref(), Some("words here x"), "{p}");
     }
 }

@@ -1,7 +1,14 @@
 #![no_main]
-//! robots.txt interpretation never panics.
+//! robots.txt interpretation, and the page-level directives read from header
+//! and attribute text (`X-Robots-Tag`, `<meta http-equiv=refresh>`), never
+//! panic.
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     let r = mgz_crawl::robots::Robots::from_response(200, data, "mgz");
     let _ = r.allowed("http://a.example/some/path?q=1");
     let _ = r.crawl_delay();
+    let text = String::from_utf8_lossy(data);
+    let _ = mgz_crawl::extract::header_robots_directives(&text, "mgz");
+    if let Some(url) = mgz_crawl::extract::refresh_url(&text) {
+        assert!(!url.is_empty());
+    }
 });
