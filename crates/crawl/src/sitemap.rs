@@ -1,5 +1,8 @@
 //! Sitemaps (sitemaps.org protocol) parsed with quick-xml: `<urlset>` gives
-//! page URLs, `<sitemapindex>` gives more sitemaps. Gzip is detected by its
+//! page URLs, `<sitemapindex>` gives more sitemaps. The other formats search
+//! engines accept as sitemaps give page URLs too: a text file of one URL per
+//! line (a body that does not start with `<`), RSS 2.0 (`<item><link>`) and
+//! Atom 1.0 (`<entry><link href>`, rel absent or `alternate`). Gzip is detected by its
 //! magic bytes and inflated with a cap, so a compressed bomb stops at
 //! [`MAX_SITEMAP_BYTES`] (50 MB, the protocol's limit). At most
 //! [`MAX_SITEMAP_URLS`] (50,000) `<loc>` entries are kept per file. A
@@ -58,38 +61,124 @@ fn gunzip_capped(body: &[u8], cap: usize) -> Result<(Vec<u8>, bool), CrawlError>
     Ok((out, cut))
 }
 
+/// How one sitemap format names its locations: an entry element at a depth
+/// under the root, and the location inside it (the text of a child element,
+/// or an attribute of one).
+struct Format {
+    kind: Kind,
+    entry_depth: usize,
+    entry: &'static [u8],
+    loc: &'static [u8],
+    /// `Some(attr)`: the location is this attribute of `loc` (Atom's
+    /// `<link href>`), else `loc`'s text.
+    attr: Option<&'static [u8]>,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    Pages,
+    Index,
+}
+
+/// The format a root element starts, if it is a sitemap format.
+fn format_of(root: &[u8]) -> Option<Format> {
+    let f = |kind, entry_depth, entry, loc, attr| Format {
+        kind,
+        entry_depth,
+        entry,
+        loc,
+        attr,
+    };
+    Some(match root {
+        b"urlset" => f(Kind::Pages, 1, b"url", b"loc", None),
+        b"sitemapindex" => f(Kind::Index, 1, b"sitemap", b"loc", None),
+        // RSS 2.0: <rss><channel><item><link>URL</link>.
+        b"rss" => f(Kind::Pages, 2, b"item", b"link", None),
+        // Atom 1.0: <feed><entry><link href="URL"/>.
+        b"feed" => f(Kind::Pages, 1, b"entry", b"link", Some(b"href")),
+        _ => return None,
+    })
+}
+
+/// A text sitemap: one absolute URL per line, UTF-8 (a leading BOM and
+/// blank lines are skipped; a line that is not an `http(s)://` URL is too).
+fn parse_text(body: &[u8]) -> Result<Sitemap, CrawlError> {
+    let text = String::from_utf8_lossy(body.strip_prefix(b"\xef\xbb\xbf").unwrap_or(body));
+    let absolute = |l: &&str| {
+        let b = l.as_bytes();
+        (b.len() > 8 && b[..8].eq_ignore_ascii_case(b"https://"))
+            || (b.len() > 7 && b[..7].eq_ignore_ascii_case(b"http://"))
+    };
+    let urls: Vec<String> = (text.lines())
+        .map(str::trim)
+        .filter(absolute)
+        .take(MAX_SITEMAP_URLS)
+        .map(String::from)
+        .collect();
+    if urls.is_empty() {
+        return Err(CrawlError::Sitemap("no URL in a text sitemap".into()));
+    }
+    Ok(Sitemap::Urls(urls))
+}
+
 fn parse_xml(xml: &[u8]) -> Result<Sitemap, CrawlError> {
+    let head = xml.strip_prefix(b"\xef\xbb\xbf").unwrap_or(xml);
+    if head.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'<') {
+        return parse_text(xml);
+    }
     let mut reader = Reader::from_reader(xml);
     let mut buf = Vec::new();
-    let mut root: Option<bool> = None; // Some(true) = index
-    // The text of the `<loc>` being read: quick-xml ends a text event at a
+    let mut format: Option<Format> = None;
+    // The text of the location being read: quick-xml ends a text event at a
     // comment or a CDATA section, so a location can come in pieces.
     let mut loc: Option<String> = None;
-    // A location is a `<loc>` child of a `<url>` (or `<sitemap>`) child of
-    // the root: not an extension's `<image:loc>` deeper in the entry, which
+    // A location belongs to an entry (`<url>` or `<sitemap>` child of the
+    // root): not an extension's `<image:loc>` deeper in the entry, which
     // names an image, not a page. `depth` counts the open elements.
     let (mut depth, mut in_entry) = (0usize, false);
     let mut locs = Vec::new();
     loop {
         let ev = reader.read_event_into(&mut buf);
-        match ev.map_err(|e| CrawlError::Sitemap(e.to_string()))? {
-            Event::Start(e) => {
-                let name = e.local_name();
-                match (root, depth, name.as_ref()) {
-                    (None, _, b"urlset") => root = Some(false),
-                    (None, _, b"sitemapindex") => root = Some(true),
-                    (None, _, _) => return Err(CrawlError::Sitemap("not a sitemap".into())),
-                    (Some(index), 1, entry) => {
-                        in_entry = entry == if index { &b"sitemap"[..] } else { b"url" };
-                    }
-                    (Some(_), 2, b"loc") if in_entry => loc = Some(String::new()),
-                    _ => {}
+        let ev = ev.map_err(|e| CrawlError::Sitemap(e.to_string()))?;
+        let (start, empty) = match &ev {
+            Event::Start(e) => (Some(e), false),
+            Event::Empty(e) => (Some(e), true),
+            _ => (None, false),
+        };
+        if let Some(e) = start {
+            let name = e.local_name();
+            let Some(f) = format.as_ref() else {
+                format = format_of(name.as_ref());
+                if format.is_none() {
+                    return Err(CrawlError::Sitemap("not a sitemap".into()));
                 }
-                depth += 1;
+                depth += usize::from(!empty);
+                buf.clear();
+                continue;
+            };
+            if depth == f.entry_depth {
+                in_entry = name.as_ref() == f.entry;
+            } else if depth == f.entry_depth + 1 && in_entry && name.as_ref() == f.loc {
+                match f.attr {
+                    Some(attr) if atom_alternate(e) => {
+                        if let Ok(Some(a)) = e.try_get_attribute(attr)
+                            && let Ok(v) = a.unescape_value()
+                        {
+                            push_loc(&mut locs, v.trim());
+                        }
+                    }
+                    Some(_) => {}
+                    None if empty => {}
+                    None => loc = Some(String::new()),
+                }
             }
+            depth += usize::from(!empty);
+        }
+        match ev {
             Event::End(_) => {
                 depth = depth.saturating_sub(1);
-                if depth == 2
+                let loc_depth = format.as_ref().map_or(0, |f| f.entry_depth + 1);
+                if depth == loc_depth
                     && let Some(text) = loc.take()
                 {
                     push_loc(&mut locs, text.trim());
@@ -112,14 +201,25 @@ fn parse_xml(xml: &[u8]) -> Result<Sitemap, CrawlError> {
             _ => {}
         }
         if locs.len() >= MAX_SITEMAP_URLS {
+            locs.truncate(MAX_SITEMAP_URLS);
             break;
         }
         buf.clear();
     }
-    match root {
-        Some(true) => Ok(Sitemap::Index(locs)),
-        Some(false) => Ok(Sitemap::Urls(locs)),
+    match format.map(|f| f.kind) {
+        Some(Kind::Index) => Ok(Sitemap::Index(locs)),
+        Some(Kind::Pages) => Ok(Sitemap::Urls(locs)),
         None => Err(CrawlError::Sitemap("empty document".into())),
+    }
+}
+
+/// Whether an Atom `<link>` points at the entry itself: no `rel`, or
+/// `rel="alternate"` (not `enclosure`, `related`, `self` …).
+fn atom_alternate(e: &quick_xml::events::BytesStart<'_>) -> bool {
+    match e.try_get_attribute("rel") {
+        Ok(Some(rel)) => rel.value.trim_ascii().eq_ignore_ascii_case(b"alternate"),
+        Ok(None) => true,
+        Err(_) => false,
     }
 }
 
@@ -134,6 +234,11 @@ mod tests {
     use super::*;
     use std::io::Write;
 
+    /// A page list, as `parse` returns it.
+    fn urls(list: &[&str]) -> Sitemap {
+        Sitemap::Urls(list.iter().map(|u| u.to_string()).collect())
+    }
+
     const URLSET: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 <urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">
   <url><loc>http://a.sim/x?a=1&amp;b=2</loc><lastmod>2020-01-01</lastmod></url>
@@ -144,10 +249,7 @@ mod tests {
     fn urlset_and_index() {
         assert_eq!(
             parse(URLSET.as_bytes()).0.unwrap(),
-            Sitemap::Urls(vec![
-                "http://a.sim/x?a=1&b=2".into(),
-                "http://a.sim/y".into()
-            ])
+            urls(&["http://a.sim/x?a=1&b=2", "http://a.sim/y"])
         );
         let idx = "<sitemapindex><sitemap><loc>http://a.sim/s1.xml</loc></sitemap></sitemapindex>";
         assert_eq!(
@@ -164,10 +266,7 @@ mod tests {
                    <url><loc><![CDATA[http://a.sim/y]]></loc></url><url><loc></loc></url></urlset>";
         assert_eq!(
             parse(xml.as_bytes()).0.unwrap(),
-            Sitemap::Urls(vec![
-                "http://a.sim/x?a=1&b=2&c=3".into(),
-                "http://a.sim/y".into()
-            ])
+            urls(&["http://a.sim/x?a=1&b=2&c=3", "http://a.sim/y"])
         );
     }
 
@@ -185,7 +284,7 @@ mod tests {
         </urlset>"#;
         assert_eq!(
             parse(xml.as_bytes()).0.unwrap(),
-            Sitemap::Urls(vec!["http://a.sim/page".into()])
+            urls(&["http://a.sim/page"])
         );
         let idx = "<sitemapindex><url><loc>http://a.sim/p</loc></url>\
                    <sitemap><loc>http://a.sim/s.xml</loc></sitemap></sitemapindex>";
@@ -193,6 +292,52 @@ mod tests {
             parse(idx.as_bytes()).0.unwrap(),
             Sitemap::Index(vec!["http://a.sim/s.xml".into()])
         );
+    }
+
+    #[test]
+    fn text_sitemaps_list_one_url_per_line() {
+        let text = "\u{feff}http://a.sim/1\r\n\n  HTTPS://a.sim/2  \nnot a url\n/relative\nhttp://\nftp://a.sim/f\n";
+        assert_eq!(
+            parse(text.as_bytes()).0.unwrap(),
+            urls(&["http://a.sim/1", "HTTPS://a.sim/2"])
+        );
+        assert!(parse(b"Not Found\n").0.is_err());
+        let mut many = String::new();
+        for i in 0..MAX_SITEMAP_URLS + 5 {
+            many.push_str(&format!("http://a.sim/{i}\n"));
+        }
+        assert!(
+            matches!(parse(many.as_bytes()).0, Ok(Sitemap::Urls(v)) if v.len() == MAX_SITEMAP_URLS)
+        );
+    }
+
+    #[test]
+    fn rss_and_atom_feeds_list_their_entries() {
+        let rss = r#"<?xml version="1.0"?><rss version="2.0"><channel>
+            <title>t</title><link>http://a.sim/channel-home</link>
+            <item><title>one</title><link> http://a.sim/one?a=1&amp;b=2 </link></item>
+            <item><link><![CDATA[http://a.sim/two]]></link><guid>http://a.sim/guid</guid></item>
+            <item><description><link>http://a.sim/nested</link></description></item>
+        </channel></rss>"#;
+        assert_eq!(
+            parse(rss.as_bytes()).0.unwrap(),
+            urls(&["http://a.sim/one?a=1&b=2", "http://a.sim/two"])
+        );
+        let atom = r#"<feed xmlns="http://www.w3.org/2005/Atom"><link href="http://a.sim/feed-home"/>
+            <entry><link href="http://a.sim/e1"/><link rel="enclosure" href="http://a.sim/e1.mp3"/></entry>
+            <entry><link rel=" Alternate " href="http://a.sim/e2?x=1&amp;y=2"></link></entry>
+            <entry><link rel="self" href="http://a.sim/self"/><title>no page link</title></entry>
+        </feed>"#;
+        assert_eq!(
+            parse(atom.as_bytes()).0.unwrap(),
+            urls(&["http://a.sim/e1", "http://a.sim/e2?x=1&y=2"])
+        );
+    }
+
+    #[test]
+    fn a_byte_order_mark_and_whitespace_before_xml_are_skipped() {
+        let xml = format!("\u{feff}\n  {URLSET}");
+        assert!(matches!(parse(xml.as_bytes()).0, Ok(Sitemap::Urls(v)) if v.len() == 2));
     }
 
     #[test]
