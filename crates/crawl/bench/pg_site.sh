@@ -1,7 +1,9 @@
 # Sourced by nginx_vs_wget2.sh and ab.sh: serves the Debian postgresql-doc-15
-# HTML with nginx on 127.0.0.1:$port from a fresh $work directory, removed
-# (and nginx stopped) on exit. Callers set `port` first.
-site=/usr/share/doc/postgresql-doc-15/html
+# HTML (or SITE=DIR, another documentation site with an index.html, such as
+# python3.11-doc's /usr/share/doc/python3.11/html) with nginx on
+# 127.0.0.1:$port from a fresh $work directory, removed (and nginx stopped)
+# on exit. Callers set `port` first.
+site=${SITE:-/usr/share/doc/postgresql-doc-15/html}
 work=$(mktemp -d)
 trap 'kill $(cat "$work/nginx.pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$work"' EXIT
 cat > "$work/nginx.conf" <<CONF
