@@ -244,7 +244,12 @@ async fn page(sh: &Shared, rec: &UrlRecord, resp: Fetched) -> Result<Next, Crawl
             .header_all("x-robots-tag")
             .map(|v| extract::header_robots_directives(v, &sh.robots_agent))
             .fold((false, false), |a, b| (a.0 | b.0, a.1 | b.1));
-        let ex = parse(sh, resp.body, ct).await?;
+        // A `Refresh` header (as browsers honour it) names a next page, like
+        // `<meta http-equiv=refresh>`.
+        let refresh = resp.header("refresh").and_then(extract::refresh_url);
+        let refresh = refresh.map(str::to_string);
+        let mut ex = parse(sh, resp.body, ct).await?;
+        ex.links.extend(refresh);
         let (noindex, nofollow) = (ex.noindex || xrobots.0, ex.nofollow || xrobots.1);
         if !nofollow && rec.depth < sh.cfg.max_depth {
             let page_url = CanonicalUrl::parse(&rec.url, None, &sh.cfg.policy).ok();
