@@ -48,10 +48,8 @@ async fn robots_and_sitemaps_are_read_through_redirects() {
     cfg.max_depth = 2;
     let summary = common::run(cfg).await;
     let stored = common::stored_pages(&dir.path().join("pages.db"));
-    for page in ["public", "maps/only-in-the-sitemap"] {
-        let url = format!("http://moved.test/{page}");
-        assert!(stored.contains(&url), "{url} not in {stored:?} {summary:?}");
-    }
+    let pages = ["public", "maps/only-in-the-sitemap"];
+    common::assert_stored(&stored, "moved.test", &pages, &summary);
     assert!(
         !stored.contains("http://moved.test/private/page"),
         "robots.txt reached by redirect was not obeyed: {stored:?}"
@@ -65,7 +63,7 @@ async fn robots_and_sitemaps_are_read_through_redirects() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn five_robots_redirects_are_followed_a_loop_or_a_sixth_is_not() {
     for (hops, obeyed) in [(0, false), (5, true), (6, false)] {
-        let (dir, cfg) = common::raw_host("loop.test", move |path| match path {
+        let respond = move |path: &str| match path {
             // hops == 0: /robots.txt → /robots.txt
             "/robots.txt" if hops == 0 => moved("301 Moved Permanently", "/robots.txt"),
             "/robots.txt" => moved("302 Found", "/hop/1"),
@@ -79,10 +77,8 @@ async fn five_robots_redirects_are_followed_a_loop_or_a_sixth_is_not() {
             }
             "/" => html(r#"<a href="/private/page">p</a>"#),
             _ => html("<title>page</title>"),
-        })
-        .await;
-        let summary = common::run(cfg).await;
-        let stored = common::stored_pages(&dir.path().join("pages.db"));
+        };
+        let (stored, summary) = common::crawl_raw("loop.test", respond, 2).await;
         assert!(
             stored.contains("http://loop.test/"),
             "hops {hops}: {stored:?}"

@@ -24,12 +24,7 @@ fn respond(path: &str) -> (&'static str, String, Vec<u8>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refresh_targets_are_followed() {
-    let (dir, mut cfg) = common::raw_host("refresh.test", respond).await;
-    cfg.max_depth = 3;
-    let summary = common::run(cfg).await;
-    let stored = common::stored_pages(&dir.path().join("pages.db"));
-    for page in ["moved/meta-target.html", "header-page", "header-target"] {
-        let url = format!("http://refresh.test/{page}");
-        assert!(stored.contains(&url), "{url} not in {stored:?} {summary:?}");
-    }
+    let (stored, summary) = common::crawl_raw("refresh.test", respond, 3).await;
+    let pages = ["moved/meta-target.html", "header-page", "header-target"];
+    common::assert_stored(&stored, "refresh.test", &pages, &summary);
 }

@@ -35,14 +35,7 @@ fn respond(path: &str) -> (&'static str, String, Vec<u8>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn relative_sitemap_urls_are_resolved_against_their_file() {
-    let (dir, mut cfg) = common::raw_host("rel.test", respond).await;
-    cfg.max_depth = 2;
-    let summary = common::run(cfg).await;
-    let stored = common::stored_pages(&dir.path().join("pages.db"));
-    for page in ["only-in-the-sitemap", "maps/relative-page"] {
-        assert!(
-            stored.contains(&format!("http://rel.test/{page}")),
-            "{page}: {stored:?} {summary:?}"
-        );
-    }
+    let (stored, summary) = common::crawl_raw("rel.test", respond, 2).await;
+    let pages = ["only-in-the-sitemap", "maps/relative-page"];
+    common::assert_stored(&stored, "rel.test", &pages, &summary);
 }

@@ -81,6 +81,26 @@ where
     (dir, c)
 }
 
+/// Crawls `host` served by `respond` (see [`raw_host`]) to `max_depth` and
+/// returns the stored pages (as [`stored_pages`]) and the summary.
+pub async fn crawl_raw<F>(host: &str, respond: F, max_depth: u32) -> (BTreeSet<String>, Summary)
+where
+    F: Fn(&str) -> (&'static str, String, Vec<u8>) + Send + Sync + 'static,
+{
+    let (dir, mut cfg) = raw_host(host, respond).await;
+    cfg.max_depth = max_depth;
+    let summary = run(cfg).await;
+    (stored_pages(&dir.path().join("pages.db")), summary)
+}
+
+/// Asserts that each of `paths` on `host` is among the `stored` pages.
+pub fn assert_stored(stored: &BTreeSet<String>, host: &str, paths: &[&str], summary: &Summary) {
+    for path in paths {
+        let url = format!("http://{host}/{path}");
+        assert!(stored.contains(&url), "{url} not in {stored:?} {summary:?}");
+    }
+}
+
 /// Runs a crawl to completion.
 pub async fn run(cfg: CrawlConfig) -> Summary {
     mgz_crawl::crawl(cfg, Arc::new(AtomicBool::new(false)))
