@@ -5,9 +5,10 @@
 //! `<meta charset>` in the first 1024 bytes, else UTF-8 — and streamed through
 //! lol_html in 16 KiB chunks. Collected: `a[href]`, `area[href]`,
 //! `link[href]` with rel alternate/next/prev, `frame[src]`, `iframe[src]`,
-//! the URL of a `<meta http-equiv=refresh>`, the first `<base href>`, title, meta description/keywords/robots and the
-//! visible text (text nodes outside script/style/title), each capped so one
-//! page costs O(caps), whatever its size. Text nodes are separated by a
+//! the URL of a `<meta http-equiv=refresh>`, the first `<base href>`, title,
+//! meta description/keywords/robots and the visible text (text nodes outside
+//! script/style/title), each capped so one page costs O(caps), whatever its
+//! size. Text nodes are separated by a
 //! space (a tag separates words); the chunks lol_html splits one node into
 //! are joined first (`NodeText`), so a chunk boundary never splits a word.
 //! The parser's own buffers are limited to [`PARSER_MEMORY`]; a page that

@@ -92,7 +92,8 @@ pub async fn robots_for(sh: &Shared, url: &url::Url, depth: u32) -> Arc<Robots> 
             (saved.status, saved.body) = (resp.status, resp.body);
             Robots::from_response(saved.status, &saved.body, &sh.robots_agent)
         }
-        // The page fetch will be refused and recorded by the same guard.
+        // The page fetch will be refused and recorded by the same guard; a
+        // redirect to a refused address leaves robots.txt unavailable (4xx).
         Err(CrawlError::Blocked { .. }) => Robots::AllowAll,
         Err(_) => Robots::from_response(0, b"", &sh.robots_agent),
     };
