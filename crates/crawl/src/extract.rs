@@ -336,15 +336,28 @@ impl NodeText {
     }
 }
 
-/// Extracts links and keywords from an HTML body.
+/// The robots token [`extract`] honours `<meta name=TOKEN>` for: the
+/// default user agent's (`mgz/0.1 …`).
+pub const DEFAULT_AGENT: &str = "mgz";
+
+/// Extracts links and keywords from an HTML body, honouring meta robots
+/// directives for every crawler (`<meta name=robots>`) and for
+/// [`DEFAULT_AGENT`].
 pub fn extract(body: &[u8], content_type: Option<&str>) -> Extracted {
+    extract_for(body, content_type, DEFAULT_AGENT)
+}
+
+/// [`extract`] for the crawler whose robots token is `agent` (lowercase):
+/// `<meta name=AGENT content=nofollow>` (any case) applies to it, a meta
+/// addressed to another crawler (`<meta name=googlebot>`) does not.
+pub fn extract_for(body: &[u8], content_type: Option<&str>, agent: &str) -> Extracted {
     let enc = sniff_encoding(body, content_type);
     let (decoded, _, _) = enc.decode(body);
     let out = RefCell::new(Extracted {
         encoding: enc.name(),
         ..Extracted::default()
     });
-    run_rewriter(decoded.as_bytes(), &out);
+    run_rewriter(decoded.as_bytes(), &out, agent);
     out.into_inner()
 }
 
@@ -398,12 +411,12 @@ pub fn refresh_url(content: &str) -> Option<&str> {
     (!target.is_empty()).then_some(target)
 }
 
-fn on_meta(out: &RefCell<Extracted>, name: &str, content: &str) {
+fn on_meta(out: &RefCell<Extracted>, name: &str, content: &str, agent: &str) {
     let mut o = out.borrow_mut();
     match name {
         "description" => push_capped(&mut o.description, content, MAX_META),
         "keywords" => push_capped(&mut o.keywords, content, MAX_META),
-        "robots" | "mgz" => {
+        _ if name == "robots" || name == agent => {
             let (ni, nf) = robots_directives(content);
             o.noindex |= ni;
             o.nofollow |= nf;
@@ -438,7 +451,7 @@ static SELECTORS: LazyLock<Selectors> = LazyLock::new(|| {
     }
 });
 
-fn run_rewriter(html: &[u8], out: &RefCell<Extracted>) {
+fn run_rewriter(html: &[u8], out: &RefCell<Extracted>, agent: &str) {
     use std::borrow::Cow::Borrowed;
     let sel = &*SELECTORS;
     let handlers = ElementContentHandlers::default;
@@ -494,7 +507,7 @@ fn run_rewriter(html: &[u8], out: &RefCell<Extracted>) {
                     if let (Some(name), Some(content)) =
                         (el.get_attribute("name"), el.get_attribute("content"))
                     {
-                        on_meta(out, &name.to_ascii_lowercase(), &content);
+                        on_meta(out, &name.to_ascii_lowercase(), &content, agent);
                     } else if let Some(equiv) = el.get_attribute("http-equiv")
                         && equiv.trim().eq_ignore_ascii_case("refresh")
                         && let Some(content) = el.get_attribute("content")
@@ -598,6 +611,18 @@ mod tests {
         assert_eq!(e.description, "");
         assert_eq!(e.keywords, "k1");
         assert!(!e.noindex && !e.nofollow);
+    }
+
+    #[test]
+    fn meta_robots_for_another_crawler_does_not_apply() {
+        let page = r#"<meta name=googlebot content=noindex><meta name=MyBot content=nofollow>"#;
+        let e = extract(page.as_bytes(), None);
+        assert!(!e.noindex && !e.nofollow);
+        let e = extract_for(page.as_bytes(), None, "mybot");
+        assert!(!e.noindex && e.nofollow);
+        let ours = r#"<meta name="MGZ" content="NOINDEX">"#;
+        assert!(extract(ours.as_bytes(), None).noindex);
+        assert!(!extract_for(ours.as_bytes(), None, "mybot").noindex);
     }
 
     #[test]

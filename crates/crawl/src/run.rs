@@ -338,3 +338,18 @@ async fn idle_too_long(sh: &Shared, idle_since: &mut Option<Instant>) -> bool {
     *idle_since = Some(Instant::now());
     sh.queue.frontier_pending().await == 0
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_agents_token_is_the_one_extract_honours() {
+        assert_eq!(
+            robots_token(crate::DEFAULT_USER_AGENT),
+            crate::extract::DEFAULT_AGENT
+        );
+        assert_eq!(robots_token("MyBot/1.0 (+http://x)"), "mybot");
+        assert_eq!(robots_token("/1.0"), "*");
+    }
+}

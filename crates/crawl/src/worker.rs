@@ -278,12 +278,13 @@ async fn parse(
     ct: Option<String>,
 ) -> Result<extract::Extracted, CrawlError> {
     if body.len() <= INLINE_PARSE {
-        return Ok(extract::extract(&body, ct.as_deref()));
+        return Ok(extract::extract_for(&body, ct.as_deref(), &sh.robots_agent));
     }
     // As many large parses at once as cores: more only hold more bodies,
     // parser buffers and blocking threads (each with its malloc arena).
     let _slot = sh.parse_slots.acquire().await;
-    tokio::task::spawn_blocking(move || extract::extract(&body, ct.as_deref()))
+    let agent = sh.robots_agent.clone();
+    tokio::task::spawn_blocking(move || extract::extract_for(&body, ct.as_deref(), &agent))
         .await
         .map_err(|e| CrawlError::Config(e.to_string()))
 }

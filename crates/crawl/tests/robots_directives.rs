@@ -123,3 +123,28 @@ async fn meta_robots_and_x_robots_tag_are_honoured() {
         assert_eq!(noindexed(p).0.as_deref(), Some("words here x"), "{p}");
     }
 }
+
+/// With another user agent, `<meta name=TOKEN>` for its robots token
+/// applies and the default token's (`mgz`) no longer does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn meta_robots_follow_the_configured_agent() {
+    let (dir, mut cfg) = common::raw_host("agent.test", |path| {
+        let body = match path {
+            "/" => "<a href=/mine>1</a><a href=/default>2</a>",
+            "/mine" => "<meta name=MyBot content=nofollow><a href=/after-mine>x</a>",
+            "/default" => "<meta name=mgz content=nofollow><a href=/after-default>x</a>",
+            _ => "<title>leaf</title>",
+        };
+        ("200 OK", "text/html".into(), body.as_bytes().to_vec())
+    })
+    .await;
+    cfg.fetch.user_agent = "MyBot/1.0 (+https://example.invalid/bot)".into();
+    cfg.max_depth = 3;
+    let summary = common::run(cfg).await;
+    let stored = common::stored_pages(&dir.path().join("pages.db"));
+    common::assert_stored(&stored, "agent.test", &["mine", "after-default"], &summary);
+    assert!(
+        !stored.contains("http://agent.test/after-mine"),
+        "{stored:?}"
+    );
+}
