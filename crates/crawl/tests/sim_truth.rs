@@ -25,11 +25,15 @@ async fn check(max_depth: u32, obey_robots: bool) {
         "depth {max_depth} robots {obey_robots}: {} {summary:?}",
         diff_db(&db, &stored, &truth)
     );
-    let mut seen: HashMap<(String, String), u32> = HashMap::new();
+    // Each request's arrival (µs since the sim started) and status (0: the
+    // connection was closed unanswered), so a failure says how it happened.
+    let mut seen: HashMap<(String, String), Vec<(u64, u16)>> = HashMap::new();
     for r in server.log() {
-        *seen.entry((r.host, r.path)).or_default() += 1;
+        seen.entry((r.host, r.path))
+            .or_default()
+            .push((r.time_us, r.status));
     }
-    let repeats: Vec<_> = seen.iter().filter(|(_, n)| **n > 1).take(5).collect();
+    let repeats: Vec<_> = seen.iter().filter(|(_, n)| n.len() > 1).take(5).collect();
     // 429/503 answers are retried by design; the sim marks them under /status/.
     let repeats: Vec<_> = repeats
         .into_iter()
