@@ -89,6 +89,10 @@ pub struct CrawlArgs {
     /// How often an unreachable robots.txt is retried before its URLs are dropped.
     #[arg(long, default_value_t = 2)]
     pub robots_retries: u32,
+    /// Give a host up for the run after this many network failures in a row
+    /// (connect errors, timeouts) over at least five minutes; 0: never.
+    #[arg(long, default_value_t = 10)]
+    pub max_host_failures: u32,
     /// Skip breadth-first waves: faster when a few hosts hold most pages,
     /// but a page may be reached at more than its least depth.
     #[arg(long)]
@@ -147,6 +151,7 @@ pub fn config(args: &CrawlArgs, state_dir: PathBuf) -> anyhow::Result<CrawlConfi
         strict_depth: !args.loose_depth,
         robots_retry: Duration::from_secs(args.robots_retry),
         robots_retries: args.robots_retries,
+        max_host_failures: args.max_host_failures,
         sitemaps: match (args.sitemaps, args.no_sitemaps) {
             (true, _) => Sitemaps::RobotsAndGuess,
             (_, true) => Sitemaps::Off,

@@ -64,6 +64,11 @@ pub struct CrawlConfig {
     pub traps: TrapLimits,
     /// Base of the exponential back-off for retries and 429/503 without `Retry-After`.
     pub backoff: Duration,
+    /// Network failures in a row (connect errors, timeouts) after which a
+    /// host is given up for the run (see [`crate::health`]); 0 never.
+    pub max_host_failures: u32,
+    /// The least time those failures must span.
+    pub host_give_up_after: Duration,
     /// Breadth-first waves, so every URL gets its least depth and
     /// `max_depth` is exact (see [`crate::queue`]). Off: the frontier's own
     /// order, faster on webs with a few very large hosts, depths approximate.
@@ -104,6 +109,8 @@ impl Default for CrawlConfig {
             robots_retries: 2,
             traps: TrapLimits::default(),
             backoff: Duration::from_secs(1),
+            max_host_failures: 10,
+            host_give_up_after: Duration::from_secs(300),
             strict_depth: true,
             progress: true,
             status: None,

@@ -8,6 +8,7 @@ mod error;
 pub mod extract;
 pub mod fetch;
 pub mod gate;
+pub mod health;
 pub mod known;
 pub mod net;
 mod progress;

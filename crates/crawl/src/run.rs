@@ -46,6 +46,8 @@ pub struct Shared {
     pub robots_agent: String,
     /// Per-host request spacing.
     pub gates: Gates,
+    /// Hosts that keep failing at the network level, and those given up.
+    pub health: crate::health::HostHealth,
     /// Scope, patterns, traps.
     pub filter: Filter,
     /// Page store.
@@ -159,6 +161,7 @@ async fn open_shared(cfg: CrawlConfig) -> Result<Arc<Shared>, CrawlError> {
         robots_locks: Mutex::new(HashMap::new()),
         robots_agent: robots_token(&cfg.fetch.user_agent),
         gates,
+        health: crate::health::HostHealth::new(cfg.max_host_failures, cfg.host_give_up_after),
         filter,
         store,
         warc,
@@ -240,6 +243,9 @@ pub async fn crawl(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Summary, C
     ))
 }
 
+/// The "wave" while only URLs waiting for a retry are pending: every depth.
+const RETRIES_ONLY: u32 = u32::MAX;
+
 async fn dispatch(sh: &Arc<Shared>, stop: &AtomicBool) -> Result<(), CrawlError> {
     let permits = Arc::new(Semaphore::new(sh.cfg.concurrency.max(1)));
     let mut tasks: JoinSet<Result<(), CrawlError>> = JoinSet::new();
@@ -254,12 +260,19 @@ async fn dispatch(sh: &Arc<Shared>, stop: &AtomicBool) -> Result<(), CrawlError>
         if stop.load(Ordering::Relaxed) || first_error.is_some() || limit_hit {
             break;
         }
-        let Some(wave) = sh.queue.wave() else {
-            match tasks.join_next().await {
-                Some(r) => note(r, &mut first_error),
-                None => break,
+        let wave = match sh.queue.wave() {
+            Some(w) => w,
+            // Only URLs waiting for a retry are left (back-off, Retry-After,
+            // robots.txt asked again): the crawl serves them when due and
+            // settles them, instead of ending with them untried.
+            None if sh.queue.pending() > 0 => RETRIES_ONLY,
+            None => {
+                match tasks.join_next().await {
+                    Some(r) => note(r, &mut first_error),
+                    None => break,
+                }
+                continue;
             }
-            continue;
         };
         let free = permits.available_permits();
         if free == 0 {
@@ -273,7 +286,9 @@ async fn dispatch(sh: &Arc<Shared>, stop: &AtomicBool) -> Result<(), CrawlError>
             if tasks.is_empty() && idle_too_long(sh, &mut idle_since).await {
                 break;
             }
-            wait_a_little(&mut tasks, &mut first_error).await;
+            // Waiting for retries (seconds away): ask the frontier less often.
+            let nap = if wave == RETRIES_ONLY { 50 } else { 5 };
+            wait_a_little(&mut tasks, &mut first_error, nap).await;
             continue;
         }
         idle_since = None;
@@ -316,8 +331,9 @@ fn note(r: Result<Result<(), CrawlError>, tokio::task::JoinError>, first: &mut O
 async fn wait_a_little(
     tasks: &mut JoinSet<Result<(), CrawlError>>,
     first: &mut Option<CrawlError>,
+    nap_ms: u64,
 ) {
-    let nap = tokio::time::sleep(Duration::from_millis(5));
+    let nap = tokio::time::sleep(Duration::from_millis(nap_ms));
     if tasks.is_empty() {
         nap.await;
         return;

@@ -96,6 +96,16 @@ async fn handle(sh: &Shared, rec: &mut UrlRecord) -> Result<Next, CrawlError> {
         return Ok(Next::Complete);
     };
     let host = url.host_str().unwrap_or("").to_string();
+    if sh.health.is_dead(&host) {
+        sh.counters.error("host_unreachable");
+        let mut row = base_row(rec, 0);
+        row.error = Some(format!(
+            "host unreachable: given up after {} network failures in a row",
+            sh.cfg.max_host_failures
+        ));
+        sh.store.store(row).await?;
+        return Ok(Next::Complete);
+    }
     if !sh.cfg.ignore_robots {
         let robots = crate::robots_fetch::robots_for(sh, &url, rec.depth).await;
         if !robots.allowed(url.as_str()) {
@@ -103,8 +113,19 @@ async fn handle(sh: &Shared, rec: &mut UrlRecord) -> Result<Next, CrawlError> {
         }
     }
     match sh.polite_get(&host, url.as_str()).await {
-        Err(e) => on_error(sh, rec, e).await,
-        Ok(resp) => on_response(sh, rec, resp).await,
+        Err(e) => {
+            if matches!(e.kind(), "connect" | "timeout") && sh.health.failed(&host) {
+                tracing::warn!(
+                    "giving {host} up: {} network failures in a row, the last: {e}",
+                    sh.cfg.max_host_failures
+                );
+            }
+            on_error(sh, rec, e).await
+        }
+        Ok(resp) => {
+            sh.health.answered(&host);
+            on_response(sh, rec, resp).await
+        }
     }
 }
 

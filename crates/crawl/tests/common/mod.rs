@@ -101,6 +101,16 @@ pub fn assert_stored(stored: &BTreeSet<String>, host: &str, paths: &[&str], summ
     }
 }
 
+/// Makes `host` resolve, in `cfg`, to a loopback port nothing listens on:
+/// every connection to it is refused at once, as to a server that is down.
+pub fn resolve_to_closed_port(cfg: &mut CrawlConfig, host: &str) {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let rule = ResolveRule::parse(&format!("{host}=127.0.0.1:{port}")).unwrap();
+    cfg.fetch.resolve.push(rule);
+}
+
 /// Runs a crawl to completion.
 pub async fn run(cfg: CrawlConfig) -> Summary {
     mgz_crawl::crawl(cfg, Arc::new(AtomicBool::new(false)))

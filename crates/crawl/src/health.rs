@@ -1,0 +1,128 @@
+//! Hosts given up for the rest of a run after failing at the network level
+//! again and again (a server that went down mid-crawl, or answers nothing).
+//!
+//! Without this, every queued URL of a dead host is tried and retried
+//! ([`crate::worker::MAX_RETRIES`] times, each waiting up to the connect or
+//! read timeout), one at a time per host: thousands of URLs take hours and
+//! keep knocking on a server that is not there. A host is given up once it
+//! has failed [`HostHealth::new`]'s `max_failures` times in a row (connect
+//! errors and timeouts; any HTTP answer, even an error status, resets the
+//! count) over at least `min_span`, so a short outage does not cost a host
+//! its pages. Its remaining URLs are then recorded as failed
+//! (`host_unreachable`) without a request. A host that fails before robots.txt
+//! answers never gets this far: an unreachable robots.txt already holds its
+//! URLs back (`crate::robots`).
+//!
+//! Memory: one map entry per host currently failing (removed on its next
+//! answer) and one set entry per host given up.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Consecutive network failures per host, and the hosts given up.
+pub struct HostHealth {
+    max_failures: u32,
+    min_span: Duration,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    /// Host → (failures in a row, when the first of them happened).
+    failing: HashMap<String, (u32, Instant)>,
+    dead: HashSet<String>,
+}
+
+impl HostHealth {
+    /// Gives a host up after `max_failures` network failures in a row that
+    /// span at least `min_span`; `max_failures` 0 never gives up.
+    pub fn new(max_failures: u32, min_span: Duration) -> HostHealth {
+        HostHealth {
+            max_failures,
+            min_span,
+            state: Mutex::default(),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether `host` was given up.
+    pub fn is_dead(&self, host: &str) -> bool {
+        self.max_failures > 0 && self.state().dead.contains(host)
+    }
+
+    /// `host` answered: its failure count starts again.
+    pub fn answered(&self, host: &str) {
+        if self.max_failures > 0 {
+            let mut s = self.state();
+            if !s.failing.is_empty() {
+                s.failing.remove(host);
+            }
+        }
+    }
+
+    /// `host` failed at the network level; true when this gives it up.
+    pub fn failed(&self, host: &str) -> bool {
+        if self.max_failures == 0 {
+            return false;
+        }
+        let mut s = self.state();
+        if s.dead.contains(host) {
+            return false;
+        }
+        let now = Instant::now();
+        let entry = s.failing.entry(host.to_string()).or_insert((0, now));
+        entry.0 += 1;
+        let (count, since) = *entry;
+        if count >= self.max_failures && now.duration_since(since) >= self.min_span {
+            s.failing.remove(host);
+            s.dead.insert(host.to_string());
+            return true;
+        }
+        false
+    }
+
+    /// Hosts given up so far.
+    pub fn dead_hosts(&self) -> usize {
+        self.state().dead.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_host_is_given_up_after_failures_in_a_row() {
+        let h = HostHealth::new(3, Duration::ZERO);
+        assert!(!h.failed("a") && !h.failed("a"));
+        h.answered("a"); // an answer starts the count again
+        assert!(!h.failed("a") && !h.failed("a") && !h.is_dead("a"));
+        assert!(!h.failed("b"));
+        assert!(h.failed("a"), "third failure in a row");
+        assert!(h.is_dead("a") && !h.is_dead("b"));
+        assert!(!h.failed("a"), "given up once");
+        assert_eq!(h.dead_hosts(), 1);
+    }
+
+    #[test]
+    fn a_short_outage_does_not_give_a_host_up() {
+        let h = HostHealth::new(2, Duration::from_secs(3600));
+        for _ in 0..100 {
+            assert!(!h.failed("a"));
+        }
+        assert!(!h.is_dead("a"));
+    }
+
+    #[test]
+    fn zero_never_gives_up() {
+        let h = HostHealth::new(0, Duration::ZERO);
+        for _ in 0..100 {
+            assert!(!h.failed("a"));
+        }
+        assert!(!h.is_dead("a"));
+    }
+}

@@ -1,0 +1,44 @@
+//! URLs waiting for a retry are part of the crawl: when nothing else is left
+//! to fetch, the crawl waits for them, fetches them again when due and
+//! settles them (stored, or recorded as failed), instead of ending with them
+//! untried and unrecorded.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+mod common;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_last_pages_are_retried_before_the_crawl_ends() {
+    let asked = AtomicU32::new(0);
+    let (dir, mut cfg) = common::raw_host("retry.test", move |path| match path {
+        "/" => (
+            "200 OK",
+            "text/html".into(),
+            b"<a href=/busy>b</a>".to_vec(),
+        ),
+        "/busy" if asked.fetch_add(1, Ordering::SeqCst) == 0 => (
+            "503 Service Unavailable",
+            "text/html\r\nRetry-After: 1".into(),
+            Vec::new(),
+        ),
+        _ => ("200 OK", "text/html".into(), b"<title>t</title>".to_vec()),
+    })
+    .await;
+    // A URL on a port nothing listens on: refused, retried, then recorded.
+    common::resolve_to_closed_port(&mut cfg, "down.test");
+    cfg.seeds.push("http://down.test/gone".into());
+    cfg.ignore_robots = true;
+    cfg.max_host_failures = 0;
+    cfg.backoff = Duration::from_millis(10);
+    let summary = common::run(cfg).await;
+    let stored = common::stored_pages(&dir.path().join("pages.db"));
+    common::assert_stored(&stored, "retry.test", &["", "busy"], &summary);
+    assert_eq!(summary.errors.get("connect"), Some(&1), "{summary:?}");
+    let rows = mgz_crawl::store::stored_urls(&dir.path().join("pages.db")).unwrap();
+    assert!(
+        rows.iter()
+            .any(|(u, status, _)| u == "http://down.test/gone" && *status == 0),
+        "{rows:?}"
+    );
+}
