@@ -5,7 +5,9 @@
 //! `<meta charset>` in the first 1024 bytes, else UTF-8 — and streamed through
 //! lol_html in 16 KiB chunks. Collected: `a[href]`, `area[href]`,
 //! `link[href]` with rel alternate/next/prev, `frame[src]`, `iframe[src]`,
-//! the URL of a `<meta http-equiv=refresh>`, the first `<base href>`, title,
+//! the URL of a `<meta http-equiv=refresh>`, the links inside `<noscript>`,
+//! `<noembed>` and `<noframes>` (parsed as a client without scripts, embeds
+//! or frames sees them), the first `<base href>`, title,
 //! meta description/keywords/robots and the visible text (text nodes outside
 //! script/style/title), each capped so one page costs O(caps), whatever its
 //! size. Text nodes are separated by a
@@ -32,11 +34,14 @@ const MAX_META: usize = 2_000;
 /// Visible text kept for the full-text index.
 pub const MAX_TEXT: usize = 64 * 1024;
 const MAX_HREF: usize = 8_192;
+/// Most `<noscript>` (and other raw-text) content read for links per page.
+const MAX_NOSCRIPT: usize = 64 * 1024;
 
 /// What a page yields.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Extracted {
-    /// Raw link targets in document order (unresolved).
+    /// Raw link targets in document order (unresolved), then those inside
+    /// `<noscript>` elements.
     pub links: Vec<String>,
     /// First `<base href>`.
     pub base: Option<String>,
@@ -357,7 +362,20 @@ pub fn extract_for(body: &[u8], content_type: Option<&str>, agent: &str) -> Extr
         encoding: enc.name(),
         ..Extracted::default()
     });
-    run_rewriter(decoded.as_bytes(), &out, agent);
+    let noscripts = run_rewriter(decoded.as_bytes(), &out, agent, true);
+    // `<noscript>` content is raw text to a parser that runs scripts (as
+    // lol_html's does), but it is what a client without scripts, such as
+    // this crawler, gets: its links are parsed from it, each element on its
+    // own (links only: its text is usually "enable JavaScript"). The other
+    // raw-text fallbacks (`<noembed>`, `<noframes>`, `<iframe>` content)
+    // come along: they are what a client without embeds or frames sees.
+    for html in noscripts.iter().filter(|h| h.contains('<')) {
+        let inner = RefCell::new(Extracted::default());
+        run_rewriter(html.as_bytes(), &inner, agent, false);
+        for link in inner.into_inner().links {
+            push_link(&out, &link);
+        }
+    }
     out.into_inner()
 }
 
@@ -451,8 +469,17 @@ static SELECTORS: LazyLock<Selectors> = LazyLock::new(|| {
     }
 });
 
-fn run_rewriter(html: &[u8], out: &RefCell<Extracted>, agent: &str) {
+/// Streams `html` through lol_html into `out`; with `noscripts`, also
+/// returns each raw-text node that holds markup (`<noscript>` content and
+/// the like; at most [`MAX_NOSCRIPT`] bytes in all).
+fn run_rewriter(
+    html: &[u8],
+    out: &RefCell<Extracted>,
+    agent: &str,
+    noscripts: bool,
+) -> Vec<String> {
     use std::borrow::Cow::Borrowed;
+    let held = RefCell::new((Vec::<String>::new(), 0usize, false));
     let sel = &*SELECTORS;
     let handlers = ElementContentHandlers::default;
     let (title_node, text_node) = (
@@ -542,10 +569,34 @@ fn run_rewriter(html: &[u8], out: &RefCell<Extracted>, agent: &str) {
             ),
         ],
         document_content_handlers: vec![doc_text!(|t| {
-            if t.text_type() == TextType::Data {
-                let last = t.last_in_text_node();
-                let text = &mut out.borrow_mut().text;
-                text_node.borrow_mut().add(text, t.as_str(), last, MAX_TEXT);
+            match t.text_type() {
+                TextType::Data => {
+                    let last = t.last_in_text_node();
+                    let text = &mut out.borrow_mut().text;
+                    text_node.borrow_mut().add(text, t.as_str(), last, MAX_TEXT);
+                }
+                // Raw text: `<noscript>`, `<noembed>`, `<noframes>`,
+                // `<iframe>` fallback, `<style>`, `<xmp>` content. Only a
+                // node with markup in it is kept (not a style sheet).
+                TextType::RawText if noscripts => {
+                    let (list, total, open) = &mut *held.borrow_mut();
+                    let chunk = t.as_str();
+                    if !*open {
+                        list.push(String::new());
+                    }
+                    *open = !t.last_in_text_node();
+                    if let Some(node) = list.last_mut() {
+                        if *total + chunk.len() <= MAX_NOSCRIPT {
+                            node.push_str(chunk);
+                            *total += chunk.len();
+                        }
+                        if !*open && !node.contains('<') {
+                            *total -= node.len();
+                            list.pop();
+                        }
+                    }
+                }
+                _ => {}
             }
             Ok(())
         })],
@@ -556,18 +607,22 @@ fn run_rewriter(html: &[u8], out: &RefCell<Extracted>, agent: &str) {
         strict: false,
         ..Settings::new()
     };
-    let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
-    // On a parser error (memory limit) keep what was collected so far.
-    if html
-        .chunks(16 * 1024)
-        .all(|chunk| rewriter.write(chunk).is_ok())
     {
-        let _ = rewriter.end();
+        let mut rewriter = HtmlRewriter::new(settings, |_: &[u8]| {});
+        // On a parser error (memory limit) keep what was collected so far.
+        if html
+            .chunks(16 * 1024)
+            .all(|chunk| rewriter.write(chunk).is_ok())
+        {
+            let _ = rewriter.end();
+        }
     }
     // What an unfinished node left (the document or the parse cut short).
     let mut o = out.borrow_mut();
     title_node.borrow_mut().flush(&mut o.title, MAX_TITLE);
     text_node.borrow_mut().flush(&mut o.text, MAX_TEXT);
+    drop(o);
+    held.into_inner().0
 }
 
 #[cfg(test)]
@@ -623,6 +678,31 @@ mod tests {
         let ours = r#"<meta name="MGZ" content="NOINDEX">"#;
         assert!(extract(ours.as_bytes(), None).noindex);
         assert!(!extract_for(ours.as_bytes(), None, "mybot").noindex);
+    }
+
+    #[test]
+    fn links_inside_noscript_are_found() {
+        let page = r#"<head><style>a{color:red}</style><noscript><link rel=next href=/ns-head></noscript></head>
+<body><a href=/a>a</a><noscript><a href="/in-noscript?x=1&amp;y=2">x</a><img src=/p.gif>
+</noscript><noscript>Enable JavaScript</noscript><noscript><a href="/unclosed</noscript>
+<noscript><a href=/after-unclosed>y</a></noscript>"#;
+        let e = extract(page.as_bytes(), None);
+        assert_eq!(
+            e.links,
+            ["/a", "/ns-head", "/in-noscript?x=1&y=2", "/after-unclosed"]
+        );
+        assert_eq!(e.text, "a");
+        // A style sheet before it does not use up the cap.
+        let css = format!("<style>{}</style>", "b{x:y}".repeat(20_000));
+        let after = format!("{css}<noscript><a href=/kept></noscript>");
+        assert_eq!(extract(after.as_bytes(), None).links, ["/kept"]);
+        // The content read is capped: 10,000 links of ~17 bytes, ~170 KB.
+        let mut big = String::from("<noscript>");
+        for i in 0..10_000 {
+            big.push_str(&format!("<a href=/{i:05}>"));
+        }
+        let n = extract(big.as_bytes(), None).links.len();
+        assert!(n > 1_000 && n <= MAX_NOSCRIPT / 14, "{n}");
     }
 
     #[test]
