@@ -69,6 +69,9 @@ pub struct CrawlConfig {
     pub max_host_failures: u32,
     /// The least time those failures must span.
     pub host_give_up_after: Duration,
+    /// How long a crawl with only retries left waits with nothing due
+    /// before it ends and leaves them in the state for a later run.
+    pub max_retry_wait: Duration,
     /// Breadth-first waves, so every URL gets its least depth and
     /// `max_depth` is exact (see [`crate::queue`]). Off: the frontier's own
     /// order, faster on webs with a few very large hosts, depths approximate.
@@ -111,6 +114,7 @@ impl Default for CrawlConfig {
             backoff: Duration::from_secs(1),
             max_host_failures: 10,
             host_give_up_after: Duration::from_secs(300),
+            max_retry_wait: Duration::from_secs(600),
             strict_depth: true,
             progress: true,
             status: None,

@@ -251,6 +251,8 @@ async fn dispatch(sh: &Arc<Shared>, stop: &AtomicBool) -> Result<(), CrawlError>
     let mut tasks: JoinSet<Result<(), CrawlError>> = JoinSet::new();
     let mut first_error = None;
     let mut idle_since: Option<Instant> = None;
+    // Since when nothing was served while only retries were pending.
+    let mut retry_wait_since: Option<Instant> = None;
     loop {
         while let Some(r) = tasks.try_join_next() {
             note(r, &mut first_error);
@@ -286,12 +288,28 @@ async fn dispatch(sh: &Arc<Shared>, stop: &AtomicBool) -> Result<(), CrawlError>
             if tasks.is_empty() && idle_too_long(sh, &mut idle_since).await {
                 break;
             }
+            // Retries due much later (a `Retry-After` of hours) do not keep
+            // the crawl waiting: they stay in the state for a later run.
+            if wave != RETRIES_ONLY || !tasks.is_empty() {
+                retry_wait_since = None;
+            } else if retry_wait_since.get_or_insert_with(Instant::now).elapsed()
+                >= sh.cfg.max_retry_wait
+            {
+                tracing::warn!(
+                    "{} URLs still wait for a retry, none due in {:?}; run the crawl \
+                     again with the same --state to fetch them",
+                    sh.queue.pending(),
+                    sh.cfg.max_retry_wait
+                );
+                break;
+            }
             // Waiting for retries (seconds away): ask the frontier less often.
             let nap = if wave == RETRIES_ONLY { 50 } else { 5 };
             wait_a_little(&mut tasks, &mut first_error, nap).await;
             continue;
         }
         idle_since = None;
+        retry_wait_since = None;
         for mut rec in leases {
             rec.depth = sh.queue.effective_depth(&rec);
             if sh.cfg.strict_depth && rec.depth > wave {

@@ -42,3 +42,31 @@ async fn the_last_pages_are_retried_before_the_crawl_ends() {
         "{rows:?}"
     );
 }
+
+/// A retry due much later (a `Retry-After` of an hour) does not keep the
+/// crawl waiting past `max_retry_wait`: it ends, the URL left pending in its
+/// state for a later run (not recorded as failed).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_due_much_later_is_left_for_a_later_run() {
+    let (dir, mut cfg) = common::raw_host("later.test", |path| match path {
+        "/" => (
+            "200 OK",
+            "text/html".into(),
+            b"<a href=/later>l</a>".to_vec(),
+        ),
+        _ => (
+            "503 Service Unavailable",
+            "text/html\r\nRetry-After: 3600".into(),
+            Vec::new(),
+        ),
+    })
+    .await;
+    cfg.ignore_robots = true;
+    cfg.max_retry_wait = Duration::from_secs(1);
+    let started = std::time::Instant::now();
+    let summary = common::run(cfg).await;
+    assert!(started.elapsed() < Duration::from_secs(30), "{summary:?}");
+    let rows = mgz_crawl::store::stored_urls(&dir.path().join("pages.db")).unwrap();
+    assert_eq!(rows.len(), 1, "only the first page is settled: {rows:?}");
+    assert_eq!(summary.errors.get("http_503"), None, "{summary:?}");
+}
