@@ -93,6 +93,10 @@ pub struct CrawlArgs {
     /// (connect errors, timeouts) over at least five minutes; 0: never.
     #[arg(long, default_value_t = 10)]
     pub max_host_failures: u32,
+    /// Seconds a crawl with only retries left waits with none due (a long
+    /// Retry-After) before it ends, leaving them in --state for a later run.
+    #[arg(long, default_value_t = 600)]
+    pub max_retry_wait: u64,
     /// Skip breadth-first waves: faster when a few hosts hold most pages,
     /// but a page may be reached at more than its least depth.
     #[arg(long)]
@@ -152,6 +156,7 @@ pub fn config(args: &CrawlArgs, state_dir: PathBuf) -> anyhow::Result<CrawlConfi
         robots_retry: Duration::from_secs(args.robots_retry),
         robots_retries: args.robots_retries,
         max_host_failures: args.max_host_failures,
+        max_retry_wait: Duration::from_secs(args.max_retry_wait),
         sitemaps: match (args.sitemaps, args.no_sitemaps) {
             (true, _) => Sitemaps::RobotsAndGuess,
             (_, true) => Sitemaps::Off,
@@ -378,6 +383,28 @@ mod tests {
         );
         assert_eq!(housekeeping_gap(ms(5)), ms(500));
         assert_eq!(housekeeping_gap(ms(500)), HOUSEKEEPING_MAX);
+    }
+
+    #[test]
+    fn retry_and_host_failure_flags_reach_the_config() {
+        let parse = |argv: &[&str]| {
+            let cli = Cli::try_parse_from(argv).unwrap();
+            config(&cli.args, PathBuf::from("state")).unwrap()
+        };
+        let default = parse(&["mgz", "http://a.test/"]);
+        assert_eq!(default.max_host_failures, 10);
+        assert_eq!(default.max_retry_wait, Duration::from_secs(600));
+        let set = parse(&[
+            "mgz",
+            "http://a.test/",
+            "--max-host-failures",
+            "0",
+            "--max-retry-wait",
+            "5",
+        ]);
+        assert_eq!(set.max_host_failures, 0);
+        assert_eq!(set.max_retry_wait, Duration::from_secs(5));
+        assert!(Cli::try_parse_from(["mgz", "--max-retry-wait", "soon"]).is_err());
     }
 
     #[test]
