@@ -182,12 +182,11 @@ pub fn header_robots_directives(value: &str, agent: &str) -> (bool, bool) {
     for piece in value.split(',') {
         let mut piece = piece.trim();
         if let Some((name, rest)) = piece.split_once(':')
-            && is_token(name.trim_end())
-            && !TAKES_VALUE
-                .iter()
-                .any(|v| name.trim_end().eq_ignore_ascii_case(v))
+            && let name = name.trim_end()
+            && is_token(name)
+            && !TAKES_VALUE.iter().any(|v| name.eq_ignore_ascii_case(v))
         {
-            ours = name.trim_end().eq_ignore_ascii_case(agent);
+            ours = name.eq_ignore_ascii_case(agent);
             piece = rest;
         }
         if ours {
