@@ -5,7 +5,8 @@
 # every run's wall, CPU (user + system), peak RSS (/usr/bin/time) and page
 # count, then medians and ranges per tool and of the per-pair ratios.
 # Usage: bench/nginx_vs_wget2.sh [RUNS] [MGZ_BINARY]
-#   WGET2_ARGS='...' adds wget2 options (e.g. --no-robots) for experiments.
+#   WGET2_ARGS='...' adds wget2 options (e.g. --no-robots) for experiments;
+#   MGZ_ARGS='...' adds mgz crawl options (e.g. --no-text).
 #   SITE=DIR serves another documentation site (see pg_site.sh).
 #   OUT=DIR puts both tools' output (mgz state + database, wget2's files) in
 #   DIR (default /dev/shm, tmpfs): on the shared ext4 disk wget2's 1,169 file
@@ -44,7 +45,7 @@ run_mgz() {
   rm -rf "$out/m"
   measure mgz "$1" "$mgz" crawl http://pg.test/index.html --resolve "pg.test=127.0.0.1:$port" \
     --allow-private --delay 0 --per-host 16 --concurrency 32 --max-depth 100 --loose-depth \
-    --state "$out/m/state" --db "$out/m/pages.db" --json
+    --state "$out/m/state" --db "$out/m/pages.db" --json ${MGZ_ARGS:-}
 }
 run_wget2() {
   rm -rf "$out/w"

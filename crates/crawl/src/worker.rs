@@ -281,7 +281,7 @@ async fn page(sh: &Shared, rec: &UrlRecord, resp: Fetched) -> Result<Next, Crawl
             let base = base.or(page_url);
             discover(sh, base.as_ref(), &ex.links, rec.depth + 1, Metadata::new()).await?;
         }
-        fill_keywords(&mut row, ex, noindex);
+        fill_keywords(&mut row, ex, noindex, sh.cfg.keep_text);
     }
     sh.store.store(row).await?;
     Counters::bump(&sh.counters.pages_stored);
@@ -298,19 +298,21 @@ async fn parse(
     body: Vec<u8>,
     ct: Option<String>,
 ) -> Result<extract::Extracted, CrawlError> {
+    let text = sh.cfg.keep_text;
     if body.len() <= INLINE_PARSE {
-        return Ok(extract::extract_for(&body, ct.as_deref(), &sh.robots_agent));
+        let agent = &sh.robots_agent;
+        return Ok(extract::extract_with(&body, ct.as_deref(), agent, text));
     }
     // As many large parses at once as cores: more only hold more bodies,
     // parser buffers and blocking threads (each with its malloc arena).
     let _slot = sh.parse_slots.acquire().await;
     let agent = sh.robots_agent.clone();
-    tokio::task::spawn_blocking(move || extract::extract_for(&body, ct.as_deref(), &agent))
+    tokio::task::spawn_blocking(move || extract::extract_with(&body, ct.as_deref(), &agent, text))
         .await
         .map_err(|e| CrawlError::Config(e.to_string()))
 }
 
-fn fill_keywords(row: &mut PageRow, ex: extract::Extracted, noindex: bool) {
+fn fill_keywords(row: &mut PageRow, ex: extract::Extracted, noindex: bool, keep_text: bool) {
     let mut kw: Vec<String> = ex
         .keywords
         .split(',')
@@ -328,6 +330,9 @@ fn fill_keywords(row: &mut PageRow, ex: extract::Extracted, noindex: bool) {
                 .map_or("noindex".into(), |e| format!("{e}; noindex")),
         );
     } else {
-        row.text = Some(ex.text);
+        // No text kept (`--no-text`): an empty text, so the page is still
+        // indexed by title, description and keywords (a NULL text marks a
+        // noindex page, which the index leaves out).
+        row.text = Some(if keep_text { ex.text } else { String::new() });
     }
 }
