@@ -74,6 +74,12 @@ pub struct CrawlArgs {
     /// Allow loopback, private, link-local and metadata addresses.
     #[arg(long)]
     pub allow_private: bool,
+    /// Send every request through this HTTP(S) proxy (`http://host:port`).
+    /// Without it the crawl connects directly and ignores `http_proxy` and
+    /// the like. Through a proxy the SSRF guard checks IP-literal URLs only
+    /// (the proxy resolves host names) and `--resolve` does not apply.
+    #[arg(long, value_name = "URL")]
+    pub proxy: Option<String>,
     /// Do not read robots.txt.
     #[arg(long)]
     pub ignore_robots: bool,
@@ -181,6 +187,7 @@ pub fn config(args: &CrawlArgs, state_dir: PathBuf) -> anyhow::Result<CrawlConfi
     };
     cfg.fetch.user_agent = args.user_agent.clone();
     cfg.fetch.allow_private = args.allow_private;
+    cfg.fetch.proxy = args.proxy.clone();
     // Reuse a connection across the per-host delay, not much longer: across
     // 10,000 hosts idle sockets (fds, read buffers) would otherwise pile up.
     // One idle connection per request allowed in flight (`--per-host`), up
@@ -393,7 +400,7 @@ mod tests {
     }
 
     #[test]
-    fn retry_host_failure_and_text_flags_reach_the_config() {
+    fn retry_host_failure_text_and_proxy_flags_reach_the_config() {
         let parse = |argv: &[&str]| {
             let cli = Cli::try_parse_from(argv).unwrap();
             config(&cli.args, PathBuf::from("state")).unwrap()
@@ -410,8 +417,15 @@ mod tests {
             "--max-retry-wait",
             "5",
             "--no-text",
+            "--proxy",
+            "http://proxy.example:3128",
         ]);
         assert!(!set.keep_text);
+        assert_eq!(default.fetch.proxy, None);
+        assert_eq!(
+            set.fetch.proxy.as_deref(),
+            Some("http://proxy.example:3128")
+        );
         assert_eq!(set.max_host_failures, 0);
         assert_eq!(set.max_retry_wait, Duration::from_secs(5));
         assert!(Cli::try_parse_from(["mgz", "--max-retry-wait", "soon"]).is_err());

@@ -23,14 +23,18 @@ fn main() {
     };
     files.retain(|p| p.extension().is_some_and(|x| x == "html"));
     files.sort();
-    let (mut pages, mut bytes, mut links, mut found) = (0usize, 0usize, 0usize, 0usize);
+    let (mut pages, mut bytes, mut links, mut found, mut text_bytes) =
+        (0usize, 0usize, 0usize, 0usize, 0usize);
     for f in &files {
         let Ok(body) = std::fs::read(f) else { continue };
         let ex = extract::extract_with(&body, Some("text/html"), extract::DEFAULT_AGENT, text);
         found += terms::top_terms(&ex.text, 10).len();
         links += ex.links.len();
+        text_bytes += ex.text.len();
         bytes += body.len();
         pages += 1;
     }
-    println!("{pages} pages, {bytes} bytes, {links} links, {found} terms");
+    println!(
+        "{pages} pages, {bytes} bytes, {links} links, {text_bytes} bytes of text, {found} terms"
+    );
 }
