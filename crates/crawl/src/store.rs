@@ -356,7 +356,12 @@ pub fn search(db: &Path, query: &str, limit: usize) -> Result<Vec<Hit>, CrawlErr
     }
     let conn = Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
     let mut stmt = conn.prepare(
-        "SELECT p.url, coalesce(p.title, ''), snippet(pages_fts, 3, '[', ']', '…', 16), \
+        // The snippet comes from the text; a page crawled with `--no-text`
+        // has none, so from its description, else its keywords.
+        "SELECT p.url, coalesce(p.title, ''), \
+         coalesce(nullif(snippet(pages_fts, 3, '[', ']', '…', 16), ''), \
+                  nullif(snippet(pages_fts, 1, '[', ']', '…', 16), ''), \
+                  snippet(pages_fts, 2, '[', ']', '…', 16)), \
          bm25(pages_fts) AS s FROM pages_fts JOIN pages p ON p.rowid = pages_fts.rowid \
          WHERE pages_fts MATCH ?1 ORDER BY s LIMIT ?2",
     )?;

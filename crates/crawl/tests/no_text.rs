@@ -70,3 +70,37 @@ async fn a_crawl_without_text_stores_the_same_pages_and_titles() {
     let hits = mgz_crawl::store::search(&bare_dir.path().join("pages.db"), word, 1000).unwrap();
     assert!(hits.iter().any(|h| &h.url == url), "{word:?} → {hits:?}");
 }
+
+fn described(path: &str) -> (&'static str, String, Vec<u8>) {
+    let html = |b: &str| ("200 OK", "text/html".to_string(), b.as_bytes().to_vec());
+    match path {
+        "/robots.txt" => ("404 Not Found", "text/plain".into(), Vec::new()),
+        "/" => html(
+            r#"<title>Index</title><meta name=description content="A quiet harbour of pages">
+               <p>Visible words about lighthouses.</p><a href=/k>k</a>"#,
+        ),
+        _ => html(r#"<title>K</title><meta name=keywords content="lighthouse, keeper">"#),
+    }
+}
+
+/// Without text, a hit's snippet comes from the description, else the
+/// keywords (it came from the empty text column).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_text_snippets_come_from_the_description_or_keywords() {
+    let (dir, mut cfg) = common::raw_host("desc.test", described).await;
+    cfg.keep_text = false;
+    run(cfg).await;
+    let db = dir.path().join("pages.db");
+    let hits = mgz_crawl::store::search(&db, "harbour", 10).unwrap();
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert!(hits[0].snippet.contains("[harbour]"), "{hits:?}");
+    let hits = mgz_crawl::store::search(&db, "keeper", 10).unwrap();
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert!(hits[0].snippet.contains("[keeper]"), "{hits:?}");
+    // The visible text was not kept.
+    assert!(
+        mgz_crawl::store::search(&db, "lighthouses", 10)
+            .unwrap()
+            .is_empty()
+    );
+}
