@@ -606,7 +606,7 @@ fn run_rewriter(html: &[u8], out: &RefCell<Extracted>, pass: Pass<'_>) -> Vec<St
         }
         Ok(())
     };
-    let settings = Settings {
+    let mut settings = Settings {
         element_content_handlers: vec![
             (
                 Borrowed(&sel.anchors),
@@ -682,7 +682,6 @@ fn run_rewriter(html: &[u8], out: &RefCell<Extracted>, pass: Pass<'_>) -> Vec<St
         strict: false,
         ..Settings::new()
     };
-    let mut settings = settings;
     if text {
         // The whole document through the full tokenizer: every text node.
         settings.document_content_handlers.push(doc_text!(|t| {

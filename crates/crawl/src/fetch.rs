@@ -197,7 +197,9 @@ impl Fetcher {
 /// Reads a `--proxy` URL: `http://` or `https://`, with a host; a bare
 /// `host:port` is taken as `http://host:port`.
 fn parse_proxy(text: &str) -> Result<(reqwest::Url, reqwest::Proxy), CrawlError> {
-    let bad = |why: &str| CrawlError::Config(format!("--proxy {text:?}: {why}"));
+    // Credentials (`http://user:secret@host:port`) stay out of the message.
+    let shown = text.rsplit_once('@').map_or(text, |(_, host)| host);
+    let bad = |why: &str| CrawlError::Config(format!("--proxy {shown:?}: {why}"));
     let full = if text.contains("://") {
         text.to_string()
     } else {
@@ -347,6 +349,11 @@ mod proxy_tests {
                 other => panic!("{bad:?}: {:?}", other.map(|(u, _)| u)),
             }
         }
+        match parse_proxy("ftp://user:secret@p.example") {
+            Err(CrawlError::Config(m)) => assert!(!m.contains("secret"), "{m}"),
+            other => panic!("{:?}", other.map(|(u, _)| u)),
+        }
+        assert!(parse_proxy("http://user:secret@p.example:3128").is_ok());
         let cfg = FetchConfig {
             proxy: Some("gopher://x".into()),
             ..FetchConfig::default()
