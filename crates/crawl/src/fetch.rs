@@ -313,6 +313,9 @@ mod tests {
             "http://127.0.0.1:9/",
             "http://10.0.0.1/",
             "http://169.254.169.254/latest",
+            "http://[::ffff:127.0.0.1]:9/",
+            "http://[64:ff9b::a9fe:a9fe]/latest",
+            "http://[2002:a00:1::]/",
         ] {
             match f.get(url).await {
                 Err(CrawlError::Blocked { .. }) => {}

@@ -5,7 +5,9 @@
 //! resolved by the system. Unless private addresses are allowed, any resolved
 //! address in a forbidden class fails the lookup with [`BlockedAddr`], so no
 //! socket is ever opened to it. IP-literal URLs bypass reqwest's resolver, so
-//! the fetcher calls [`check_ip`] on them directly.
+//! the fetcher calls [`check_ip`] on them directly. An IPv6 address that
+//! reaches an IPv4 one (mapped, compatible, NAT64, 6to4) is judged as that
+//! IPv4 address.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
@@ -16,10 +18,31 @@ use crate::CrawlError;
 pub fn blocked_reason(ip: IpAddr) -> Option<&'static str> {
     match ip {
         IpAddr::V4(v4) => v4_reason(v4),
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+        IpAddr::V6(v6) => match embedded_v4(v6) {
             Some(v4) => v4_reason(v4),
             None => v6_reason(v6),
         },
+    }
+}
+
+/// The IPv4 address an IPv6 address reaches, when it embeds one: IPv4-mapped
+/// (`::ffff:a.b.c.d`), IPv4-compatible (`::a.b.c.d`, deprecated; not `::`
+/// or `::1`), the well-known NAT64 prefix (`64:ff9b::a.b.c.d`, RFC 6052:
+/// on an IPv6-only network a NAT64 gateway connects to `a.b.c.d`), and 6to4
+/// (`2002:aabb:ccdd::/48`, RFC 3056). Each is judged as the IPv4 address,
+/// so `64:ff9b::a9fe:a9fe` is the cloud metadata address while a public
+/// address behind DNS64 stays reachable.
+fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
+    let s = ip.segments();
+    let v4 = |hi: u16, lo: u16| Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo));
+    if let Some(mapped) = ip.to_ipv4_mapped() {
+        return Some(mapped);
+    }
+    match s {
+        [0, 0, 0, 0, 0, 0, hi, lo] if !ip.is_loopback() && !ip.is_unspecified() => Some(v4(hi, lo)),
+        [0x64, 0xff9b, 0, 0, 0, 0, hi, lo] => Some(v4(hi, lo)),
+        [0x2002, hi, lo, ..] => Some(v4(hi, lo)),
+        _ => None,
     }
 }
 
@@ -48,7 +71,12 @@ fn v6_reason(ip: Ipv6Addr) -> Option<&'static str> {
         Some("unspecified")
     } else if ip == Ipv6Addr::new(0xfd00, 0xec2, 0, 0, 0, 0, 0, 0x254) {
         Some("cloud metadata")
-    } else if first & 0xfe00 == 0xfc00 {
+    } else if first & 0xfe00 == 0xfc00 || first & 0xffc0 == 0xfec0 {
+        // Unique local, and the deprecated site-local fec0::/10.
+        Some("private")
+    } else if ip.segments()[..3] == [0x64, 0xff9b, 1] {
+        // NAT64 for local use (RFC 8215): the operator picks how IPv4
+        // addresses sit in it, so none can be read out; treated as private.
         Some("private")
     } else if first & 0xffc0 == 0xfe80 {
         Some("link-local")
@@ -220,6 +248,18 @@ mod tests {
             ("fe80::1", Some("link-local")),
             ("fd12::1", Some("private")),
             ("ff02::1", Some("multicast")),
+            // IPv6 addresses that reach an IPv4 one are judged as it.
+            ("::127.0.0.1", Some("loopback")),
+            ("::2", Some("unspecified")),
+            ("64:ff9b::a9fe:a9fe", Some("cloud metadata")),
+            ("64:ff9b::10.1.2.3", Some("private")),
+            ("64:ff9b::93.184.216.34", None),
+            ("2002:7f00:1::1", Some("loopback")),
+            ("2002:c0a8:101::", Some("private")),
+            ("2002:5db8:d822::1", None),
+            ("64:ff9b:1::a00:1", Some("private")),
+            ("fec0::1", Some("private")),
+            ("::8.8.8.8", None),
             ("93.184.216.34", None),
             ("2606:4700::1111", None),
             ("172.32.0.1", None),
