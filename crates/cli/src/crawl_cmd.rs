@@ -83,9 +83,9 @@ pub struct CrawlArgs {
     /// Do not read robots.txt.
     #[arg(long)]
     pub ignore_robots: bool,
-    /// Keep no visible text: store links, title and meta tags only (no
-    /// text column, no top terms; `mgz search` matches title, description
-    /// and meta keywords). About half the CPU per page: for archiving
+    /// Keep no visible text: store links, title and meta tags only (an
+    /// empty text column, no top terms; `mgz search` matches title,
+    /// description and meta keywords). About half the CPU per page: for archiving
     /// (--warc) and link graphs.
     #[arg(long)]
     pub no_text: bool,

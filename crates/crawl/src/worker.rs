@@ -281,7 +281,7 @@ async fn page(sh: &Shared, rec: &UrlRecord, resp: Fetched) -> Result<Next, Crawl
             let base = base.or(page_url);
             discover(sh, base.as_ref(), &ex.links, rec.depth + 1, Metadata::new()).await?;
         }
-        fill_keywords(&mut row, ex, noindex, sh.cfg.keep_text);
+        fill_keywords(&mut row, ex, noindex);
     }
     sh.store.store(row).await?;
     Counters::bump(&sh.counters.pages_stored);
@@ -312,7 +312,7 @@ async fn parse(
         .map_err(|e| CrawlError::Config(e.to_string()))
 }
 
-fn fill_keywords(row: &mut PageRow, ex: extract::Extracted, noindex: bool, keep_text: bool) {
+fn fill_keywords(row: &mut PageRow, ex: extract::Extracted, noindex: bool) {
     let mut kw: Vec<String> = ex
         .keywords
         .split(',')
@@ -330,9 +330,9 @@ fn fill_keywords(row: &mut PageRow, ex: extract::Extracted, noindex: bool, keep_
                 .map_or("noindex".into(), |e| format!("{e}; noindex")),
         );
     } else {
-        // No text kept (`--no-text`): an empty text, so the page is still
-        // indexed by title, description and keywords (a NULL text marks a
-        // noindex page, which the index leaves out).
-        row.text = Some(if keep_text { ex.text } else { String::new() });
+        // Without text (`--no-text`) this is empty, not NULL: the page is
+        // still indexed by title, description and keywords (a NULL text
+        // marks a noindex page, which the index leaves out).
+        row.text = Some(ex.text);
     }
 }

@@ -63,33 +63,22 @@ fn environment_proxies_are_ignored_and_an_explicit_proxy_is_used() {
         // `allow_private`), yet the proxy the user named is reachable.
         let seen = Arc::new(Mutex::new(Vec::<String>::new()));
         let log = seen.clone();
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        // Named, and resolved to loopback by a `--resolve` rule: the guard
-        // trusts the proxy's name, and only its name is resolved here.
-        let addr = listener.local_addr().unwrap();
-        let proxy = format!("http://proxy.test:{}", addr.port());
-        let rule = mgz_crawl::net::ResolveRule::parse(&format!("proxy.test={addr}")).unwrap();
-        tokio::spawn(common::serve_raw(listener, move |target: &str| {
+        let (dir, mut cfg) = common::raw_host(HOST, move |target: &str| {
             log.lock().unwrap().push(target.to_string());
             site(target)
-        }));
-        let dir = tempfile::tempdir().unwrap();
-        let cfg = mgz_crawl::CrawlConfig {
-            seeds: vec![format!("http://{HOST}/")],
-            state_dir: dir.path().join("state"),
-            db: dir.path().join("pages.db"),
-            delay: Duration::ZERO,
-            progress: false,
-            robots_retries: 0,
-            fetch: mgz_crawl::fetch::FetchConfig {
-                proxy: Some(proxy),
-                resolve: vec![rule],
-                connect_timeout: Duration::from_secs(5),
-                ..Default::default()
-            },
-            scope: mgz_crawl::traps::Scope::Any,
-            ..mgz_crawl::CrawlConfig::default()
-        };
+        })
+        .await;
+        // The server is the proxy, named, and resolved to loopback by a
+        // `--resolve` rule: the guard trusts the proxy's name, and only its
+        // name is resolved here.
+        let addr = cfg.fetch.resolve[0].addr();
+        let rule = mgz_crawl::net::ResolveRule::parse(&format!("proxy.test={addr}")).unwrap();
+        cfg.fetch.resolve = vec![rule];
+        cfg.fetch.proxy = Some(format!("http://proxy.test:{}", addr.port()));
+        cfg.fetch.allow_private = false;
+        cfg.fetch.connect_timeout = Duration::from_secs(5);
+        cfg.robots_retries = 0;
+        cfg.scope = mgz_crawl::traps::Scope::Any;
         let summary = tokio::time::timeout(Duration::from_secs(60), common::run(cfg))
             .await
             .expect("crawl bounded");
