@@ -43,6 +43,15 @@ pub enum CrawlError {
     /// The status page could not start.
     #[error("status page: {0}")]
     Status(#[from] mgz_status::StatusError),
+    /// A `--warc` file that cannot be appended to (not an uncompressed WARC,
+    /// or damaged before its end); it is left as it was.
+    #[error("warc file {path}: {reason}")]
+    Warc {
+        /// The file.
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A configuration value that makes no sense.
     #[error("config: {0}")]
     Config(String),
@@ -60,6 +69,7 @@ impl CrawlError {
             CrawlError::Io(_) => "io",
             CrawlError::Sitemap(_) => "sitemap",
             CrawlError::Frontier(_) => "frontier",
+            CrawlError::Warc { .. } => "warc",
         }
     }
 }

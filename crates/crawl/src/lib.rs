@@ -24,6 +24,7 @@ pub mod store;
 pub mod terms;
 pub mod traps;
 pub mod warc;
+pub mod warc_tail;
 mod worker;
 
 pub use config::{CrawlConfig, Sitemaps};

@@ -229,7 +229,7 @@ pub async fn crawl(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Summary, C
     sh.queue.flush().await?;
     sh.store.flush().await?;
     if let Some(w) = &sh.warc {
-        w.flush()?;
+        w.sync()?;
     }
     if let Some(handle) = status {
         handle.shutdown().await;

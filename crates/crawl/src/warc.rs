@@ -1,5 +1,16 @@
 //! A WARC/1.1 writer: one `warcinfo` record per file opening, then a
-//! `request` and a `response` record per fetch, appended and flushed together.
+//! `response` and a `request` record per fetch, appended together.
+//!
+//! Kill safety: an exchange's two records are built in memory and handed to
+//! the kernel in one `write` (no user-space buffer), before the page is
+//! stored or settled in the frontier, so every page a crawl acknowledged has
+//! its records in the file even after SIGKILL. A kill during that `write`
+//! can leave its records cut short at the end of the file: [`WarcWriter::open`]
+//! finds the end of the last complete record ([`crate::warc_tail`]) and cuts
+//! the torn rest off before appending, so a resumed crawl's file reads
+//! through. A page fetched again after a kill gets a second pair of records.
+//! A file that is not an uncompressed WARC (or is damaged before its end) is
+//! refused with [`CrawlError::Warc`] and left untouched.
 //!
 //! The response block is the HTTP message as the crawler saw it after
 //! transfer and content decoding: `Transfer-Encoding`, `Content-Encoding` and
@@ -8,7 +19,7 @@
 //! `WARC-Truncated: length`.
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufWriter, Write};
+use std::io::{Seek, Write};
 use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -17,27 +28,65 @@ use sha2::{Digest, Sha256};
 
 use crate::CrawlError;
 use crate::fetch::Fetched;
+use crate::warc_tail::{self, Tail, TailError};
 
 /// Appends records to one WARC file; shareable between tasks.
 pub struct WarcWriter {
-    out: Mutex<BufWriter<File>>,
+    out: Mutex<File>,
     counter: AtomicU64,
 }
 
 impl WarcWriter {
-    /// Opens `path` for appending and writes a `warcinfo` record.
+    /// Opens `path` for appending (cutting off a record torn by a killed
+    /// crawl, see the module docs) and writes a `warcinfo` record.
     pub fn open(path: &Path, software: &str) -> Result<WarcWriter, CrawlError> {
-        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let mut file = OpenOptions::new()
+            .create(true)
+            .read(true)
+            .append(true)
+            .open(path)?;
+        let len = file.metadata()?.len();
+        let refused = |e: TailError| CrawlError::Warc {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        };
+        match warc_tail::scan(&mut file, len).map_err(refused)? {
+            Tail::Clean => {}
+            Tail::Torn { complete, len } => {
+                tracing::warn!(
+                    "{}: cut off {} bytes of a record torn by an interrupted crawl",
+                    path.display(),
+                    len - complete
+                );
+                file.set_len(complete)?;
+            }
+        }
+        file.seek(std::io::SeekFrom::End(0))?;
         let w = WarcWriter {
-            out: Mutex::new(BufWriter::new(file)),
+            out: Mutex::new(file),
             counter: AtomicU64::new(0),
         };
         let info = format!("software: {software}\r\nformat: WARC File Format 1.1\r\n");
         let id = w.record_id();
         let head = [("WARC-Type", "warcinfo"), ("WARC-Record-ID", &id)];
-        w.write_record(&head, "application/warc-fields", info.as_bytes(), &[])?;
-        w.flush()?;
+        let mut rec = Vec::new();
+        record(
+            &mut rec,
+            &head,
+            "application/warc-fields",
+            info.as_bytes(),
+            &[],
+        );
+        w.append(&rec)?;
         Ok(w)
+    }
+
+    /// Hands `bytes` to the kernel in one `write_all` (one `write` for a
+    /// regular file unless the disk fills).
+    fn append(&self, bytes: &[u8]) -> Result<(), CrawlError> {
+        let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
+        out.write_all(bytes)?;
+        Ok(())
     }
 
     fn record_id(&self) -> String {
@@ -60,31 +109,6 @@ impl WarcWriter {
             &hex[16..20],
             &hex[20..]
         )
-    }
-
-    fn write_record(
-        &self,
-        fields: &[(&str, &str)],
-        content_type: &str,
-        block_head: &[u8],
-        block_body: &[u8],
-    ) -> Result<(), CrawlError> {
-        let date = chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string();
-        let mut head = String::from("WARC/1.1\r\n");
-        for (k, v) in fields {
-            head.push_str(&format!("{k}: {v}\r\n"));
-        }
-        head.push_str(&format!(
-            "WARC-Date: {date}\r\nContent-Type: {content_type}\r\n"
-        ));
-        let len = block_head.len() + block_body.len();
-        head.push_str(&format!("Content-Length: {len}\r\n\r\n"));
-        let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
-        out.write_all(head.as_bytes())?;
-        out.write_all(block_head)?;
-        out.write_all(block_body)?;
-        out.write_all(b"\r\n\r\n")?;
-        Ok(())
     }
 
     /// Writes the request and response records of one fetch.
@@ -110,32 +134,65 @@ impl WarcWriter {
             fields.push(("WARC-Truncated", "length"));
         }
         let head = response_head(resp);
-        self.write_record(
+        let mut both = Vec::with_capacity(resp.body.len() + head.len() + req.len() + 1024);
+        record(
+            &mut both,
             &fields,
             "application/http;msgtype=response",
             &head,
             &resp.body,
-        )?;
+        );
         let fields = [
             ("WARC-Type", "request"),
             ("WARC-Record-ID", req_id.as_str()),
             ("WARC-Target-URI", url),
             ("WARC-Concurrent-To", resp_id.as_str()),
         ];
-        self.write_record(
+        record(
+            &mut both,
             &fields,
             "application/http;msgtype=request",
             req.as_bytes(),
             &[],
-        )?;
-        Ok(())
+        );
+        self.append(&both)
     }
 
-    /// Flushes buffered records to the file.
-    pub fn flush(&self) -> Result<(), CrawlError> {
-        self.out.lock().unwrap_or_else(|p| p.into_inner()).flush()?;
+    /// Makes the records durable (`fsync`): nothing is buffered in the
+    /// process, so this only matters against power loss.
+    pub fn sync(&self) -> Result<(), CrawlError> {
+        self.out
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .sync_data()?;
         Ok(())
     }
+}
+
+/// Appends one record (header, block of `block_head` then `block_body`,
+/// CRLF CRLF) to `out`.
+fn record(
+    out: &mut Vec<u8>,
+    fields: &[(&str, &str)],
+    content_type: &str,
+    block_head: &[u8],
+    block_body: &[u8],
+) {
+    let date = chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ");
+    out.extend_from_slice(b"WARC/1.1\r\n");
+    for (k, v) in fields {
+        out.extend_from_slice(format!("{k}: {v}\r\n").as_bytes());
+    }
+    let len = block_head.len() + block_body.len();
+    out.extend_from_slice(
+        format!(
+            "WARC-Date: {date}\r\nContent-Type: {content_type}\r\nContent-Length: {len}\r\n\r\n"
+        )
+        .as_bytes(),
+    );
+    out.extend_from_slice(block_head);
+    out.extend_from_slice(block_body);
+    out.extend_from_slice(b"\r\n\r\n");
 }
 
 fn request_block(url: &url::Url, user_agent: &str) -> String {
@@ -190,12 +247,97 @@ mod tests {
         };
         w.write_exchange("http://a.sim:8080/x?q=1", "mgz", &resp)
             .unwrap();
-        w.flush().unwrap();
         let text = String::from_utf8(std::fs::read(&path).unwrap()).unwrap();
         assert_eq!(text.matches("WARC/1.1\r\n").count(), 3);
         assert!(text.contains("GET /x?q=1 HTTP/1.1\r\nHost: a.sim:8080\r\n"));
         assert!(text.contains("WARC-Truncated: length"));
         assert!(!text.contains("content-encoding"));
         assert!(text.contains("Content-Length: 9\r\n\r\n<p>hi</p>"));
+    }
+
+    fn page(body: &[u8]) -> Fetched {
+        Fetched {
+            status: 200,
+            headers: reqwest::header::HeaderMap::new(),
+            body: body.to_vec(),
+            truncated: false,
+            remote: None,
+        }
+    }
+
+    /// Record types in file order, read with the tail scanner's framing.
+    fn types(path: &Path) -> Vec<String> {
+        let bytes = std::fs::read(path).unwrap();
+        let len = bytes.len() as u64;
+        assert_eq!(
+            warc_tail::scan(&mut std::io::Cursor::new(&bytes), len),
+            Ok(Tail::Clean)
+        );
+        let text = String::from_utf8_lossy(&bytes);
+        text.split("WARC/1.1\r\n")
+            .filter_map(|r| r.strip_prefix("WARC-Type: "))
+            .map(|r| r[..r.find('\r').unwrap()].to_string())
+            .collect()
+    }
+
+    #[test]
+    fn a_torn_tail_is_cut_off_before_appending() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.warc");
+        let w = WarcWriter::open(&path, "t").unwrap();
+        w.write_exchange("http://a.sim/1", "mgz", &page(b"<p>one</p>"))
+            .unwrap();
+        let complete = std::fs::metadata(&path).unwrap().len();
+        w.write_exchange("http://a.sim/2", "mgz", &page(&[b'x'; 3000]))
+            .unwrap();
+        drop(w);
+        let whole = std::fs::read(&path).unwrap();
+        // Cuts in the second exchange: its response header, its body, the
+        // request record, the very last byte.
+        for cut in [
+            complete + 1,
+            complete + 200,
+            complete + 2000,
+            whole.len() as u64 - 1,
+        ] {
+            std::fs::write(&path, &whole[..cut as usize]).unwrap();
+            let w = WarcWriter::open(&path, "t").unwrap();
+            w.write_exchange("http://a.sim/3", "mgz", &page(b"<p>three</p>"))
+                .unwrap();
+            drop(w);
+            let after = std::fs::read(&path).unwrap();
+            assert_eq!(after[..complete as usize], whole[..complete as usize]);
+            // A cut in the request record keeps the complete response
+            // before it (a valid record; the page is fetched again).
+            let mut want = vec!["warcinfo", "response", "request"];
+            if cut == whole.len() as u64 - 1 {
+                want.push("response");
+            }
+            want.extend(["warcinfo", "response", "request"]);
+            assert_eq!(types(&path), want, "cut at {cut}");
+        }
+        // A clean file is appended to as it is.
+        let before = std::fs::read(&path).unwrap();
+        drop(WarcWriter::open(&path, "t").unwrap());
+        assert!(std::fs::read(&path).unwrap().starts_with(&before));
+        assert_eq!(types(&path).len(), 8);
+    }
+
+    #[test]
+    fn a_file_that_is_not_a_warc_is_refused_untouched() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("notes.txt");
+        for bytes in [
+            &b"my notes\n"[..],
+            &[0x1f, 0x8b, 8, 0, 1, 2, 3][..], // a .warc.gz
+            &b"WARC/1.1\r\nContent-Length: 2\r\n\r\nabXY\r\n"[..],
+        ] {
+            std::fs::write(&path, bytes).unwrap();
+            match WarcWriter::open(&path, "t") {
+                Err(e @ CrawlError::Warc { .. }) => assert_eq!(e.kind(), "warc"),
+                other => panic!("{:?}", other.err()),
+            }
+            assert_eq!(std::fs::read(&path).unwrap(), bytes);
+        }
     }
 }

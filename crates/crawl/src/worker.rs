@@ -163,10 +163,11 @@ async fn on_response(sh: &Shared, rec: &mut UrlRecord, resp: Fetched) -> Result<
     sh.counters
         .bytes
         .fetch_add(resp.body.len() as u64, std::sync::atomic::Ordering::Relaxed);
-    if let Some(w) = &sh.warc
-        && let Err(e) = w.write_exchange(&rec.url, sh.fetcher.user_agent(), &resp)
-    {
-        tracing::warn!("warc: {e}");
+    // Before the page is stored or settled: a page the crawl acknowledged
+    // has its records. A failed write (a full disk) stops the crawl with
+    // this URL unsettled, fetched again when it resumes.
+    if let Some(w) = &sh.warc {
+        w.write_exchange(&rec.url, sh.fetcher.user_agent(), &resp)?;
     }
     match resp.status {
         429 | 503 => throttled(sh, rec, &resp).await,
