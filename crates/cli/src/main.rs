@@ -72,8 +72,49 @@ fn main() -> std::process::ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("mgz: error: {err:#}");
+            eprintln!("mgz: error: {}", report(&err));
             std::process::ExitCode::from(2)
         }
+    }
+}
+
+/// The error and its causes, `: `-joined, leaving out a cause whose text the
+/// message already holds: most of our error types put their source's text
+/// in their own message too, and `{:#}` printed it twice ("io: No space
+/// left on device (os error 28): No space left on device (os error 28)").
+fn report(err: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if out.is_empty() {
+            out = text;
+        } else if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod report_tests {
+    use super::report;
+    use anyhow::Context;
+
+    #[test]
+    fn each_cause_is_printed_once() {
+        let disk = || std::io::Error::from_raw_os_error(28);
+        let full = disk().to_string();
+        // A source whose text is in the message (thiserror's `{0}` + #[from]).
+        let err = anyhow::Error::from(mgz_crawl::CrawlError::from(disk()));
+        assert_eq!(report(&err), format!("io: {full}"));
+        // Context over it: the same, once.
+        let err = Err::<(), _>(mgz_crawl::CrawlError::from(disk()))
+            .context("opening x")
+            .unwrap_err();
+        assert_eq!(report(&err), format!("opening x: io: {full}"));
+        // A cause not in the message is still printed.
+        let err = Err::<(), _>(disk()).context("writing y").unwrap_err();
+        assert_eq!(report(&err), format!("writing y: {full}"));
     }
 }

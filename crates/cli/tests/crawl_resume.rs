@@ -9,48 +9,19 @@ use std::time::Duration;
 
 use mgz_sim::{SimConfig, SimServer};
 
-const CONCURRENCY: usize = 8;
+mod common;
+use common::warc_records;
+
+use common::{CONCURRENCY, sim_crawl};
 
 fn crawl_cmd(server: &SimServer, sim: &SimConfig, dir: &Path) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_mgz"));
-    c.args([
-        "crawl",
-        "--scope",
-        "any",
-        "--max-depth",
-        "3",
-        "--delay",
-        "0",
-        "--per-host",
-        "2",
-    ])
-    .args([
-        "--concurrency",
-        &CONCURRENCY.to_string(),
-        "--no-sitemaps",
-        "--allow-private",
-        "--json",
-    ])
-    .args(["--robots-retries", "0", "--resolve", &server.resolve_spec()])
-    .arg("--state")
-    .arg(dir.join("state"))
-    .arg("--db")
-    .arg(dir.join("pages.db"))
-    .args(mgz_sim::seeds(sim))
-    .stdout(Stdio::piped())
-    .stderr(Stdio::null());
+    let mut c = sim_crawl(server, sim, dir);
+    c.stdout(Stdio::piped()).stderr(Stdio::null());
     c
 }
 
 fn stored(db: &Path) -> BTreeSet<String> {
-    let conn = rusqlite::Connection::open(db).unwrap();
-    let mut st = conn
-        .prepare("SELECT url FROM pages WHERE status = 200 AND content_type LIKE 'text/html%'")
-        .unwrap();
-    st.query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect()
+    common::urls_where(db, common::HTML_PAGES)
 }
 
 #[test]
@@ -136,27 +107,6 @@ fn sigkill_then_resume_reaches_the_truth() {
     assert!(String::from_utf8_lossy(&missing.stderr).contains("holds no crawl state"));
 }
 
-/// `(WARC-Type, WARC-Target-URI)` of every record, framed by Content-Length.
-fn warc_records(bytes: &[u8]) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    let mut pos = 0;
-    while pos < bytes.len() {
-        let rest = &bytes[pos..];
-        let end = rest.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
-        let head = String::from_utf8_lossy(&rest[..end]).into_owned();
-        let field = |name: &str| {
-            head.lines()
-                .find_map(|l| l.strip_prefix(name).map(|v| v.trim().to_string()))
-                .unwrap_or_default()
-        };
-        let len: usize = field("Content-Length:").parse().unwrap();
-        out.push((field("WARC-Type:"), field("WARC-Target-URI:")));
-        assert_eq!(&rest[end + len..end + len + 4], b"\r\n\r\n");
-        pos += end + len + 4;
-    }
-    out
-}
-
 /// With `--warc`, kills at random moments: the resumed crawl's file reads
 /// through (a record torn by a kill is cut off before appending) and holds
 /// a response for every page the database stored.
@@ -197,15 +147,7 @@ fn sigkill_with_warc_keeps_every_stored_page_readable() {
         .filter(|(t, _)| t == "response")
         .map(|(_, u)| u.as_str())
         .collect();
-    let conn = rusqlite::Connection::open(dir.path().join("pages.db")).unwrap();
-    let mut st = conn
-        .prepare("SELECT url FROM pages WHERE status > 0")
-        .unwrap();
-    let urls: Vec<String> = st
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let urls = common::urls_where(&dir.path().join("pages.db"), "status > 0");
     assert!(urls.len() > 100, "{} pages", urls.len());
     let without: Vec<_> = urls
         .iter()

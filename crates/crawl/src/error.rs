@@ -28,6 +28,10 @@ pub enum CrawlError {
     /// A SQLite failure.
     #[error("database: {0}")]
     Db(#[from] rusqlite::Error),
+    /// The page store's writer failed to commit (the SQLite error's text:
+    /// the writer thread answers every row of a failed batch with it).
+    #[error("page database: {0}")]
+    Store(String),
     /// A file system failure.
     #[error("io: {0}")]
     Io(#[from] std::io::Error),
@@ -40,6 +44,11 @@ pub enum CrawlError {
     /// The frontier failed.
     #[error("frontier: {0}")]
     Frontier(String),
+    /// The frontier refused a write because an earlier durable write failed:
+    /// a symptom, reported by every operation after the one that hit the
+    /// failure (which reports the cause, a full disk say).
+    #[error("frontier: {0}")]
+    FrontierPoisoned(String),
     /// The status page could not start.
     #[error("status page: {0}")]
     Status(#[from] mgz_status::StatusError),
@@ -65,10 +74,10 @@ impl CrawlError {
             CrawlError::Status(_) => "status",
             CrawlError::Blocked { .. } => "ssrf_blocked",
             CrawlError::Http { kind, .. } => kind,
-            CrawlError::Db(_) => "database",
+            CrawlError::Db(_) | CrawlError::Store(_) => "database",
             CrawlError::Io(_) => "io",
             CrawlError::Sitemap(_) => "sitemap",
-            CrawlError::Frontier(_) => "frontier",
+            CrawlError::Frontier(_) | CrawlError::FrontierPoisoned(_) => "frontier",
             CrawlError::Warc { .. } => "warc",
         }
     }

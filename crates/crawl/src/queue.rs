@@ -45,8 +45,14 @@ pub struct Queue {
     blocked: Mutex<std::collections::BTreeMap<String, u64>>,
 }
 
-fn ferr(e: impl std::fmt::Display) -> CrawlError {
-    CrawlError::Frontier(e.to_string())
+fn ferr<E: std::fmt::Display + 'static>(e: E) -> CrawlError {
+    let any: &dyn std::any::Any = &e;
+    match any.downcast_ref::<mgz_frontier::FrontierError>() {
+        Some(mgz_frontier::FrontierError::Poisoned(_)) => {
+            CrawlError::FrontierPoisoned(e.to_string())
+        }
+        _ => CrawlError::Frontier(e.to_string()),
+    }
 }
 
 /// Seconds since the epoch.

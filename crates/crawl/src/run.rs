@@ -226,15 +226,18 @@ pub async fn crawl(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Summary, C
     if let Some(r) = reporter {
         let _ = r.await;
     }
-    sh.queue.flush().await?;
-    sh.store.flush().await?;
-    if let Some(w) = &sh.warc {
-        w.sync()?;
-    }
+    // Everything is flushed even after a failure; the failure that stopped
+    // the crawl is the one returned (a full disk poisons the frontier, and
+    // its flush then fails with a less telling error).
+    let flushed = flush_all(&sh).await;
     if let Some(handle) = status {
         handle.shutdown().await;
     }
+    if let (Err(e), Err(_)) = (&flushed, &result) {
+        tracing::error!("flushing after the failure: {e}");
+    }
     result?;
+    flushed?;
     Ok(Summary::from_counters(
         &sh.counters,
         start,
@@ -283,7 +286,15 @@ async fn dispatch(sh: &Arc<Shared>, stop: &AtomicBool) -> Result<(), CrawlError>
             }
             continue;
         }
-        let leases = sh.queue.lease(free as u32, sh.cfg.per_host).await?;
+        let leases = match sh.queue.lease(free as u32, sh.cfg.per_host).await {
+            Ok(leases) => leases,
+            Err(e) => {
+                // Noted like a task's error, so the tasks still running are
+                // joined and the first cause wins (see `note`).
+                note(Ok(Err(e)), &mut first_error);
+                break;
+            }
+        };
         if leases.is_empty() {
             if tasks.is_empty() && idle_too_long(sh, &mut idle_since).await {
                 break;
@@ -336,6 +347,15 @@ async fn dispatch(sh: &Arc<Shared>, stop: &AtomicBool) -> Result<(), CrawlError>
     first_error.map_or(Ok(()), Err)
 }
 
+/// Flushes the frontier, the page store and the WARC file, each even if an
+/// earlier one failed; the first error is returned.
+async fn flush_all(sh: &Shared) -> Result<(), CrawlError> {
+    let queue = sh.queue.flush().await;
+    let store = sh.store.flush().await;
+    let warc = sh.warc.as_ref().map_or(Ok(()), WarcWriter::sync);
+    queue.and(store).and(warc)
+}
+
 fn note(r: Result<Result<(), CrawlError>, tokio::task::JoinError>, first: &mut Option<CrawlError>) {
     let err = match r {
         Ok(Ok(())) => return,
@@ -343,7 +363,14 @@ fn note(r: Result<Result<(), CrawlError>, tokio::task::JoinError>, first: &mut O
         Err(e) => CrawlError::Config(format!("task failed: {e}")),
     };
     tracing::error!("{err}");
-    first.get_or_insert(err);
+    // The error returned is the first cause: a poisoned frontier's refusals
+    // can be noted before the failure that poisoned it.
+    let symptom = |e: &CrawlError| matches!(e, CrawlError::FrontierPoisoned(_));
+    match first {
+        Some(f) if symptom(f) && !symptom(&err) => *first = Some(err),
+        Some(_) => {}
+        None => *first = Some(err),
+    }
 }
 
 async fn wait_a_little(

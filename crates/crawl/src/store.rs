@@ -251,11 +251,9 @@ impl Store {
 
     async fn ask(&self, msg: impl FnOnce(Ack) -> Msg) -> Result<(), CrawlError> {
         let (ack, done) = oneshot::channel();
-        let closed = || CrawlError::Config("store closed".into());
+        let closed = || CrawlError::Store("writer thread stopped".into());
         self.tx.send(msg(ack)).map_err(|_| closed())?;
-        done.await
-            .map_err(|_| closed())?
-            .map_err(|e| CrawlError::Config(format!("store: {e}")))
+        done.await.map_err(|_| closed())?.map_err(CrawlError::Store)
     }
 
     /// Stores a row; returns once it is committed (indexed by the next

@@ -1,0 +1,72 @@
+//! Helpers shared by the `mgz` binary's integration tests (each test file
+//! uses some of them).
+#![allow(dead_code)]
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+
+use mgz_sim::{SimConfig, SimServer};
+
+/// Fetches in flight of [`sim_crawl`].
+pub const CONCURRENCY: usize = 8;
+
+/// `mgz crawl` of the sim's seeds to depth 3 on any host, politeness off,
+/// state and database in `dir`.
+pub fn sim_crawl(server: &SimServer, sim: &SimConfig, dir: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_mgz"));
+    c.args([
+        "crawl",
+        "--scope",
+        "any",
+        "--max-depth",
+        "3",
+        "--delay",
+        "0",
+    ])
+    .args(["--per-host", "2", "--concurrency", &CONCURRENCY.to_string()])
+    .args(["--no-sitemaps", "--allow-private", "--json"])
+    .args(["--robots-retries", "0", "--resolve", &server.resolve_spec()])
+    .arg("--state")
+    .arg(dir.join("state"))
+    .arg("--db")
+    .arg(dir.join("pages.db"))
+    .args(mgz_sim::seeds(sim));
+    c
+}
+
+/// The `pages` filter of stored HTML pages (what `mgz sim truth` lists).
+pub const HTML_PAGES: &str = "status = 200 AND content_type LIKE 'text/html%'";
+
+/// URLs of the `pages` rows of database `db` that match `filter` (SQL).
+pub fn urls_where(db: &Path, filter: &str) -> BTreeSet<String> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut st = conn
+        .prepare(&format!("SELECT url FROM pages WHERE {filter}"))
+        .unwrap();
+    st.query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+/// `(WARC-Type, WARC-Target-URI)` of every record, framed by Content-Length.
+pub fn warc_records(bytes: &[u8]) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while pos < bytes.len() {
+        let rest = &bytes[pos..];
+        let end = rest.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+        let head = String::from_utf8_lossy(&rest[..end]).into_owned();
+        let field = |name: &str| {
+            head.lines()
+                .find_map(|l| l.strip_prefix(name).map(|v| v.trim().to_string()))
+                .unwrap_or_default()
+        };
+        let len: usize = field("Content-Length:").parse().unwrap();
+        out.push((field("WARC-Type:"), field("WARC-Target-URI:")));
+        assert_eq!(&rest[end + len..end + len + 4], b"\r\n\r\n");
+        pos += end + len + 4;
+    }
+    out
+}
