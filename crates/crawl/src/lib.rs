@@ -31,6 +31,7 @@ pub use config::{CrawlConfig, Sitemaps};
 pub use error::CrawlError;
 pub use run::crawl;
 pub use stats::Summary;
+pub use worker::MAX_RETRIES;
 
 /// The default `User-Agent`: names the project and a contact placeholder.
 pub const DEFAULT_USER_AGENT: &str =

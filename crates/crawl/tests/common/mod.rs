@@ -67,6 +67,13 @@ where
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(serve_raw(listener, respond));
+    one_host_config(host, addr)
+}
+
+/// A crawl of the one host `host`, resolved to `addr`, from `http://{host}/`
+/// with no delay, its state and database in a new temporary directory (kept
+/// alive by the returned guard).
+pub fn one_host_config(host: &str, addr: std::net::SocketAddr) -> (tempfile::TempDir, CrawlConfig) {
     let dir = tempfile::tempdir().unwrap();
     let mut c = CrawlConfig {
         seeds: vec![format!("http://{host}/")],
@@ -211,6 +218,23 @@ pub async fn serve_raw<F>(listener: tokio::net::TcpListener, respond: F)
 where
     F: Fn(&str) -> (&'static str, String, Vec<u8>) + Send + Sync + 'static,
 {
+    serve_bytes(listener, move |path| {
+        let (status, ct, body) = respond(path);
+        let head = format!(
+            "HTTP/1.1 {status}\r\nContent-Type: {ct}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+        [head.into_bytes(), body].concat()
+    })
+    .await
+}
+
+/// Lower still: one request per connection, `respond(path)` gives every
+/// byte sent back, then the connection is closed (a cut body included).
+pub async fn serve_bytes<F>(listener: tokio::net::TcpListener, respond: F)
+where
+    F: Fn(&str) -> Vec<u8> + Send + Sync + 'static,
+{
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let respond = Arc::new(respond);
     while let Ok((mut sock, _)) = listener.accept().await {
@@ -222,13 +246,7 @@ where
             };
             let head = String::from_utf8_lossy(&buf[..n]).to_string();
             let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
-            let (status, ct, body) = respond(&path);
-            let head = format!(
-                "HTTP/1.1 {status}\r\nContent-Type: {ct}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                body.len()
-            );
-            let _ = sock.write_all(head.as_bytes()).await;
-            let _ = sock.write_all(&body).await;
+            let _ = sock.write_all(&respond(&path)).await;
         });
     }
 }
