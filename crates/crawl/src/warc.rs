@@ -45,12 +45,20 @@ impl WarcWriter {
             .read(true)
             .append(true)
             .open(path)?;
-        let len = file.metadata()?.len();
-        let refused = |e: TailError| CrawlError::Warc {
+        let refused = |reason: String| CrawlError::Warc {
             path: path.display().to_string(),
-            reason: e.to_string(),
+            reason,
         };
-        match warc_tail::scan(&mut file, len).map_err(refused)? {
+        // One writer per file: a second crawl would take the first one's
+        // record in progress for a torn one. Held until the writer is dropped.
+        file.try_lock().map_err(|e| match e {
+            std::fs::TryLockError::WouldBlock => {
+                refused("in use by another process (another crawl writes it)".into())
+            }
+            std::fs::TryLockError::Error(e) => CrawlError::Io(e),
+        })?;
+        let len = file.metadata()?.len();
+        match warc_tail::scan(&mut file, len).map_err(|e: TailError| refused(e.to_string()))? {
             Tail::Clean => {}
             Tail::Torn { complete, len } => {
                 tracing::warn!(
@@ -321,6 +329,22 @@ mod tests {
         drop(WarcWriter::open(&path, "t").unwrap());
         assert!(std::fs::read(&path).unwrap().starts_with(&before));
         assert_eq!(types(&path).len(), 8);
+    }
+
+    #[test]
+    fn one_writer_per_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.warc");
+        let first = WarcWriter::open(&path, "t").unwrap();
+        let before = std::fs::read(&path).unwrap();
+        match WarcWriter::open(&path, "t") {
+            Err(CrawlError::Warc { reason, .. }) => assert!(reason.contains("in use"), "{reason}"),
+            other => panic!("{:?}", other.err()),
+        }
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+        drop(first);
+        drop(WarcWriter::open(&path, "t").unwrap());
+        assert_eq!(types(&path), ["warcinfo", "warcinfo"]);
     }
 
     #[test]
