@@ -85,6 +85,12 @@ fn a_full_disk_stops_the_crawl_with_its_cause_and_resume_completes_it() {
     let before = common::urls_where(&on("pages.db"), "status > 0");
     assert!(!before.is_empty(), "nothing stored before the disk filled");
 
+    // A WARC write that failed part way was cut back off: the file ends
+    // with a complete record even before the resume repairs anything.
+    let bytes = std::fs::read(on("crawl.warc")).unwrap();
+    let tail = mgz_crawl::warc_tail::scan(&mut std::io::Cursor::new(&bytes), bytes.len() as u64);
+    assert_eq!(tail, Ok(mgz_crawl::warc_tail::Tail::Clean), "{last}");
+
     small.resize(256 << 20);
     let out = crawl().output().unwrap();
     assert!(

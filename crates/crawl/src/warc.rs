@@ -32,7 +32,10 @@ use crate::warc_tail::{self, Tail, TailError};
 
 /// Appends records to one WARC file; shareable between tasks.
 pub struct WarcWriter {
-    out: Mutex<File>,
+    /// The file and its length: the end of its last complete record.
+    out: Mutex<(File, u64)>,
+    /// The file's path, for error messages.
+    path: String,
     counter: AtomicU64,
 }
 
@@ -69,9 +72,10 @@ impl WarcWriter {
                 file.set_len(complete)?;
             }
         }
-        file.seek(std::io::SeekFrom::End(0))?;
+        let end = file.seek(std::io::SeekFrom::End(0))?;
         let w = WarcWriter {
-            out: Mutex::new(file),
+            out: Mutex::new((file, end)),
+            path: path.display().to_string(),
             counter: AtomicU64::new(0),
         };
         let info = format!("software: {software}\r\nformat: WARC File Format 1.1\r\n");
@@ -90,10 +94,22 @@ impl WarcWriter {
     }
 
     /// Hands `bytes` to the kernel in one `write_all` (one `write` for a
-    /// regular file unless the disk fills).
+    /// regular file unless the disk fills). A write that fails part way
+    /// (a full disk) is cut back off, so a record written after it by a
+    /// task that got room cannot follow a torn one inside the file.
     fn append(&self, bytes: &[u8]) -> Result<(), CrawlError> {
         let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
-        out.write_all(bytes)?;
+        let (file, end) = &mut *out;
+        if let Err(e) = file.write_all(bytes) {
+            if let Err(cut) = file.set_len(*end) {
+                tracing::warn!("warc: cutting off a failed write: {cut}");
+            }
+            return Err(CrawlError::Warc {
+                path: self.path.clone(),
+                reason: format!("write failed: {e}"),
+            });
+        }
+        *end += bytes.len() as u64;
         Ok(())
     }
 
@@ -172,6 +188,7 @@ impl WarcWriter {
         self.out
             .lock()
             .unwrap_or_else(|p| p.into_inner())
+            .0
             .sync_data()?;
         Ok(())
     }
