@@ -269,26 +269,37 @@ async fn housekeeping() {
     }
 }
 
-/// Runs `cfg` on a fresh runtime; Ctrl-C stops cleanly, a second one exits.
+/// Runs `cfg` on a fresh runtime; Ctrl-C or SIGTERM (what `docker stop`,
+/// systemd and Kubernetes send) stops cleanly, a second one exits at once.
 pub fn run_crawl(cfg: CrawlConfig) -> anyhow::Result<Summary> {
     let rt = crawl_runtime()?;
     rt.block_on(async move {
         tokio::spawn(housekeeping());
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
         tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
+            if stop_signal(&mut term).await.is_some() {
                 eprintln!(
                     "\nmgz crawl: stopping (in-flight fetches finish; Ctrl-C again to abort)"
                 );
                 flag.store(true, Ordering::Relaxed);
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    std::process::exit(130);
+                if let Some(code) = stop_signal(&mut term).await {
+                    std::process::exit(i32::from(code));
                 }
             }
         });
         Ok(mgz_crawl::crawl(cfg, stop).await?)
     })
+}
+
+/// The next Ctrl-C or SIGTERM, as the exit code a shell gives a process
+/// killed by it (130, 143); `None` if signals cannot be received.
+async fn stop_signal(term: &mut tokio::signal::unix::Signal) -> Option<u8> {
+    tokio::select! {
+        r = tokio::signal::ctrl_c() => r.is_ok().then_some(130),
+        r = term.recv() => r.map(|()| 143),
+    }
 }
 
 /// Prints the summary for humans.

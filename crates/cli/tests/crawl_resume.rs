@@ -12,7 +12,7 @@ use mgz_sim::{SimConfig, SimServer};
 mod common;
 use common::warc_records;
 
-use common::{CONCURRENCY, sim_crawl};
+use common::{CONCURRENCY, sigterm, sim_crawl};
 
 fn crawl_cmd(server: &SimServer, sim: &SimConfig, dir: &Path) -> Command {
     let mut c = sim_crawl(server, sim, dir);
@@ -187,4 +187,39 @@ fn sigkill_with_warc_keeps_every_stored_page_readable() {
     );
     let indexed = String::from_utf8_lossy(&out.stdout).lines().count();
     assert_eq!(indexed, records.len(), "warcio read every record");
+}
+
+/// SIGTERM (what `docker stop`, systemd and Kubernetes send) stops the crawl
+/// the way Ctrl-C does: in-flight fetches finish, the summary is printed,
+/// exit 0; the same command then resumes to the truth. (It used to kill the
+/// process outright: safe, but no summary and a signal exit.)
+#[test]
+fn sigterm_stops_cleanly_and_the_crawl_resumes() {
+    let mut sim = SimConfig::small(9, 30, 600);
+    sim.crawl_delay_secs = 0.05;
+    let server =
+        SimServer::start_blocking(sim.clone(), "127.0.0.1:0".parse().unwrap(), None).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let child = crawl_cmd(&server, &sim, dir.path()).spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    sigterm(&child);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{:?}", out.status);
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let first = summary["pages_fetched"].as_u64().unwrap();
+    assert!(first > 0, "{summary}");
+    let out = crawl_cmd(&server, &sim, dir.path()).output().unwrap();
+    assert!(out.status.success());
+    let truth: BTreeSet<String> = mgz_sim::truth(&sim, 3, true).into_iter().collect();
+    let got = stored(&dir.path().join("pages.db"));
+    assert!(
+        got == truth,
+        "{} stored, {} in the truth",
+        got.len(),
+        truth.len()
+    );
+    assert!(
+        first < truth.len() as u64,
+        "the first run was not stopped early"
+    );
 }

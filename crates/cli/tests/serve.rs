@@ -6,6 +6,9 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+mod common;
+use common::sigterm;
+
 const MGZ: &str = env!("CARGO_BIN_EXE_mgz");
 
 /// A running `mgz serve`; killed when dropped.
@@ -65,14 +68,6 @@ fn stats_size(served: &Served) -> u64 {
     assert!(ok, "{err}");
     let v: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
     v["size"].as_u64().unwrap()
-}
-
-fn sigterm(child: &Child) {
-    let status = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
 }
 
 #[test]

@@ -4,9 +4,18 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Child, Command};
 
 use mgz_sim::{SimConfig, SimServer};
+
+/// Sends SIGTERM to `child`.
+pub fn sigterm(child: &Child) {
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
 
 /// Fetches in flight of [`sim_crawl`].
 pub const CONCURRENCY: usize = 8;
