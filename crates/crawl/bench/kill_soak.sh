@@ -7,7 +7,8 @@
 # crates/cli/tests/crawl_resume.rs; prints one line per round and the
 # failures (their directories are kept in /dev/shm).
 # Usage: crates/crawl/bench/kill_soak.sh ROUNDS KILLS [extra crawl args]
-#   SIG=INT         Ctrl-C instead of SIGKILL (prints each run's exit time)
+#   SIG=INT|TERM    Ctrl-C or SIGTERM instead of SIGKILL (prints each run's
+#                   exit code and time)
 #   WARC=1          also write --warc and read it with `warcio index` (the
 #                   venv of .ci/install.sh: MGZ_VENV or <repo>/.venv)
 #   SITEMAPS=1      read robots.txt sitemaps (the truth follows them too)
