@@ -1,6 +1,7 @@
 //! `mgz crawl --state DIR` killed with SIGKILL at random moments, then rerun:
 //! it reaches exactly the sim's ground truth, and pages are fetched again
-//! only if they were in flight at a kill.
+//! only if they were in flight at a kill; with `--warc`, the file reads
+//! through and holds every stored page; SIGTERM stops it cleanly.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
