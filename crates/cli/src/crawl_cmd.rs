@@ -34,7 +34,8 @@ pub struct CrawlArgs {
     /// Require this bearer token (or `?token=`) on the status page.
     #[arg(long, value_name = "TOKEN", requires = "status")]
     pub status_token: Option<String>,
-    /// Stop after this many page responses (0 = no limit).
+    /// Stop after this many page responses (0 = no limit), counting those of
+    /// earlier runs with the same --state: a rerun goes on from there.
     #[arg(long, default_value_t = 0)]
     pub max_pages: u64,
     /// host | domain | any.

@@ -1,7 +1,8 @@
 //! `mgz crawl --state DIR` killed with SIGKILL at random moments, then rerun:
 //! it reaches exactly the sim's ground truth, and pages are fetched again
 //! only if they were in flight at a kill; with `--warc`, the file reads
-//! through and holds every stored page; SIGTERM stops it cleanly.
+//! through and holds every stored page; SIGTERM stops it cleanly;
+//! `--max-pages` is one budget for every run of the crawl.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
@@ -223,4 +224,74 @@ fn sigterm_stops_cleanly_and_the_crawl_resumes() {
         first < truth.len() as u64,
         "the first run was not stopped early"
     );
+}
+
+/// `pages_fetched` of a finished run's JSON summary.
+fn fetched(out: &std::process::Output) -> u64 {
+    assert!(out.status.success(), "{:?}", out.status);
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    summary["pages_fetched"].as_u64().unwrap()
+}
+
+#[test]
+fn max_pages_is_a_budget_for_every_run_of_a_crawl() {
+    let sim = SimConfig::small(11, 30, 600);
+    let server =
+        SimServer::start_blocking(sim.clone(), "127.0.0.1:0".parse().unwrap(), None).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("pages.db");
+    let run = |max: &str| {
+        let mut c = crawl_cmd(&server, &sim, dir.path());
+        c.args(["--max-pages", max]).output().unwrap()
+    };
+    // Each fetch brings at most one response, and a run leases only what
+    // its budget leaves (the sim has thousands of pages): exactly 40.
+    let first = fetched(&run("40"));
+    assert_eq!(first, 40);
+    let rows = common::urls_where(&db, "1").len();
+    // The same command again: the budget is spent, nothing is fetched (it
+    // used to grant a fresh budget of 40 to every rerun).
+    let out = run("40");
+    assert_eq!(fetched(&out), 0);
+    assert_eq!(common::urls_where(&db, "1").len(), rows);
+    let budget = dir.path().join("state").join(mgz_crawl::budget::FILE);
+    assert_eq!(
+        std::fs::read_to_string(&budget).unwrap(),
+        format!("{first}\n")
+    );
+    // A larger budget goes on from where the crawl stopped.
+    let third = fetched(&run("70"));
+    assert_eq!(third, 30);
+    assert_eq!(
+        std::fs::read_to_string(&budget).unwrap(),
+        format!("{}\n", first + third)
+    );
+    // Another crawl (another state directory) has its own budget.
+    let other = tempfile::tempdir().unwrap();
+    let mut c = crawl_cmd(&server, &sim, other.path());
+    assert_eq!(fetched(&c.args(["--max-pages", "5"]).output().unwrap()), 5);
+}
+
+#[test]
+fn a_damaged_budget_file_stops_the_crawl_and_is_kept() {
+    let sim = SimConfig::small(12, 5, 50);
+    let server =
+        SimServer::start_blocking(sim.clone(), "127.0.0.1:0".parse().unwrap(), None).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    std::fs::create_dir_all(&state).unwrap();
+    let budget = state.join(mgz_crawl::budget::FILE);
+    std::fs::write(&budget, b"12 pages\n").unwrap();
+    let out = crawl_cmd(&server, &sim, dir.path())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("state file") && err.contains("responses") && err.contains("not a count"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&budget).unwrap(), b"12 pages\n");
+    assert!(!state.join("frontier").exists(), "nothing else was opened");
 }

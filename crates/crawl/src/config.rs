@@ -32,7 +32,8 @@ pub struct CrawlConfig {
     pub warc: Option<PathBuf>,
     /// Deepest link depth fetched (seeds are 0).
     pub max_depth: u32,
-    /// Stop after this many page responses (0 = no limit).
+    /// Stop after this many page responses (0 = no limit), counting those of
+    /// earlier runs with the same state directory ([`crate::budget`]).
     pub max_pages: u64,
     /// Scope relative to the seeds.
     pub scope: Scope,

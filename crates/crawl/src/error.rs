@@ -61,6 +61,15 @@ pub enum CrawlError {
         /// What is wrong with it.
         reason: String,
     },
+    /// A file of the state directory that is not what it should be; it is
+    /// left as it was.
+    #[error("state file {path}: {reason}")]
+    State {
+        /// The file.
+        path: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A configuration value that makes no sense.
     #[error("config: {0}")]
     Config(String),
@@ -79,6 +88,7 @@ impl CrawlError {
             CrawlError::Sitemap(_) => "sitemap",
             CrawlError::Frontier(_) | CrawlError::FrontierPoisoned(_) => "frontier",
             CrawlError::Warc { .. } => "warc",
+            CrawlError::State { .. } => "state",
         }
     }
 }

@@ -2,7 +2,8 @@
 //! lease URLs and run one task per lease, at most `concurrency` at a time,
 //! in breadth-first waves (see [`crate::queue`]).
 //!
-//! Stop: when nothing is pending, `max_pages` responses were received, or
+//! Stop: when nothing is pending, `max_pages` responses were received (by
+//! this run and the earlier ones with the same state: [`crate::budget`]), or
 //! the caller's stop flag is raised (Ctrl-C). In-flight fetches finish and
 //! are settled; then the frontier is flushed. Nothing else needs saving: the
 //! frontier and the store are durable at every acknowledgement.
@@ -56,6 +57,8 @@ pub struct Shared {
     pub warc: Option<WarcWriter>,
     /// Counters.
     pub counters: Counters,
+    /// Page responses of earlier runs (`--max-pages` spans every run).
+    pub budget: crate::budget::Budget,
     /// Pages parsed at once (one per core).
     pub parse_slots: Semaphore,
     /// Page links already known to the frontier (see [`crate::known`]).
@@ -107,6 +110,8 @@ fn robots_token(user_agent: &str) -> String {
 
 async fn open_shared(cfg: CrawlConfig) -> Result<Arc<Shared>, CrawlError> {
     std::fs::create_dir_all(&cfg.state_dir)?;
+    // First: a damaged state file stops the crawl before anything is opened.
+    let budget = crate::budget::Budget::open(&cfg.state_dir)?;
     // Process-crash durability (a write reaches the OS before it is
     // acknowledged), the same guarantee as the SQLite store in WAL/NORMAL:
     // SIGKILL loses nothing acknowledged; a power cut may lose the last
@@ -166,6 +171,7 @@ async fn open_shared(cfg: CrawlConfig) -> Result<Arc<Shared>, CrawlError> {
         store,
         warc,
         counters: Counters::default(),
+        budget,
         parse_slots: Semaphore::new(std::thread::available_parallelism().map_or(2, |n| n.get())),
         known_links: Default::default(),
         queue,
@@ -221,7 +227,19 @@ pub async fn crawl(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Summary, C
         .cfg
         .progress
         .then(|| tokio::spawn(progress::report(sh.clone(), start, done.clone())));
+    let earlier = sh.budget.earlier();
+    if sh.cfg.max_pages > 0 && earlier >= sh.cfg.max_pages {
+        tracing::warn!(
+            "--max-pages {} was reached by earlier runs of this crawl ({earlier} responses in {}): \
+             nothing more to fetch; a larger --max-pages goes on",
+            sh.cfg.max_pages,
+            sh.cfg.state_dir.display()
+        );
+    }
     let result = dispatch(&sh, &stop).await;
+    // The tasks are joined: every response of this run is counted.
+    sh.budget
+        .save_now(earlier + sh.counters.pages_fetched.load(Ordering::Relaxed));
     done.notify_one();
     if let Some(r) = reporter {
         let _ = r.await;
@@ -250,7 +268,8 @@ pub async fn crawl(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Summary, C
 const RETRIES_ONLY: u32 = u32::MAX;
 
 async fn dispatch(sh: &Arc<Shared>, stop: &AtomicBool) -> Result<(), CrawlError> {
-    let permits = Arc::new(Semaphore::new(sh.cfg.concurrency.max(1)));
+    let concurrency = sh.cfg.concurrency.max(1);
+    let permits = Arc::new(Semaphore::new(concurrency));
     let mut tasks: JoinSet<Result<(), CrawlError>> = JoinSet::new();
     let mut first_error = None;
     let mut idle_since: Option<Instant> = None;
@@ -260,9 +279,10 @@ async fn dispatch(sh: &Arc<Shared>, stop: &AtomicBool) -> Result<(), CrawlError>
         while let Some(r) = tasks.try_join_next() {
             note(r, &mut first_error);
         }
-        let fetched = sh.counters.pages_fetched.load(Ordering::Relaxed);
-        let limit_hit = sh.cfg.max_pages > 0 && fetched + tasks.len() as u64 >= sh.cfg.max_pages;
-        if stop.load(Ordering::Relaxed) || first_error.is_some() || limit_hit {
+        let fetched = sh.budget.earlier() + sh.counters.pages_fetched.load(Ordering::Relaxed);
+        sh.budget.save_soon(fetched);
+        let spent = sh.cfg.max_pages > 0 && fetched >= sh.cfg.max_pages;
+        if stop.load(Ordering::Relaxed) || first_error.is_some() || spent {
             break;
         }
         let wave = match sh.queue.wave() {
@@ -279,7 +299,17 @@ async fn dispatch(sh: &Arc<Shared>, stop: &AtomicBool) -> Result<(), CrawlError>
                 continue;
             }
         };
-        let free = permits.available_permits();
+        let mut free = permits.available_permits();
+        // Fetches the budget still allows after those in flight.
+        let mut budget_left = u64::MAX;
+        if sh.cfg.max_pages > 0 {
+            // Each fetch (a task holding a permit) brings at most one
+            // response: lease only what the budget leaves, and wait for the
+            // fetches in flight before leasing more (one may bring none).
+            let in_flight = (concurrency - free) as u64;
+            budget_left = sh.cfg.max_pages.saturating_sub(fetched + in_flight);
+            free = free.min(usize::try_from(budget_left).unwrap_or(usize::MAX));
+        }
         if free == 0 {
             if let Some(r) = tasks.join_next().await {
                 note(r, &mut first_error);
@@ -329,6 +359,14 @@ async fn dispatch(sh: &Arc<Shared>, stop: &AtomicBool) -> Result<(), CrawlError>
                 tasks.spawn(async move { sh.queue.reschedule(rec, now_s() + 1).await });
                 continue;
             }
+            if budget_left == 0 {
+                // Past the budget (a lease brings up to --per-host URLs per
+                // host): handed back, for a later lease or run.
+                let sh = sh.clone();
+                tasks.spawn(async move { sh.queue.reschedule(rec, now_s()).await });
+                continue;
+            }
+            budget_left -= 1;
             let permit = permits
                 .clone()
                 .acquire_owned()
