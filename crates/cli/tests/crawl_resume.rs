@@ -2,7 +2,9 @@
 //! it reaches exactly the sim's ground truth, and pages are fetched again
 //! only if they were in flight at a kill; with `--warc`, the file reads
 //! through and holds every stored page; SIGTERM stops it cleanly;
-//! `--max-pages` is one budget for every run of the crawl.
+//! `--max-pages` is one budget for every run of the crawl; a smaller
+//! `--max-depth` on a rerun fetches nothing deeper, and new `--exclude`
+//! patterns apply to the URLs queued before; another `--policy` is refused.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
@@ -30,8 +32,7 @@ fn stored(db: &Path) -> BTreeSet<String> {
 fn sigkill_then_resume_reaches_the_truth() {
     let mut sim = SimConfig::small(5, 30, 600);
     sim.crawl_delay_secs = 0.05;
-    let server =
-        SimServer::start_blocking(sim.clone(), "127.0.0.1:0".parse().unwrap(), None).unwrap();
+    let server = common::start_sim(&sim);
     let dir = tempfile::tempdir().unwrap();
     // Deterministic "random" kill moments between 0.3 and 1.5 s.
     let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
@@ -116,8 +117,7 @@ fn sigkill_then_resume_reaches_the_truth() {
 fn sigkill_with_warc_keeps_every_stored_page_readable() {
     let mut sim = SimConfig::small(7, 20, 400);
     sim.crawl_delay_secs = 0.05;
-    let server =
-        SimServer::start_blocking(sim.clone(), "127.0.0.1:0".parse().unwrap(), None).unwrap();
+    let server = common::start_sim(&sim);
     let dir = tempfile::tempdir().unwrap();
     let warc = dir.path().join("crawl.warc");
     let crawl = || {
@@ -199,8 +199,7 @@ fn sigkill_with_warc_keeps_every_stored_page_readable() {
 fn sigterm_stops_cleanly_and_the_crawl_resumes() {
     let mut sim = SimConfig::small(9, 30, 600);
     sim.crawl_delay_secs = 0.05;
-    let server =
-        SimServer::start_blocking(sim.clone(), "127.0.0.1:0".parse().unwrap(), None).unwrap();
+    let server = common::start_sim(&sim);
     let dir = tempfile::tempdir().unwrap();
     let child = crawl_cmd(&server, &sim, dir.path()).spawn().unwrap();
     std::thread::sleep(Duration::from_millis(500));
@@ -236,8 +235,7 @@ fn fetched(out: &std::process::Output) -> u64 {
 #[test]
 fn max_pages_is_a_budget_for_every_run_of_a_crawl() {
     let sim = SimConfig::small(11, 30, 600);
-    let server =
-        SimServer::start_blocking(sim.clone(), "127.0.0.1:0".parse().unwrap(), None).unwrap();
+    let server = common::start_sim(&sim);
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("pages.db");
     let run = |max: &str| {
@@ -275,8 +273,7 @@ fn max_pages_is_a_budget_for_every_run_of_a_crawl() {
 #[test]
 fn a_damaged_budget_file_stops_the_crawl_and_is_kept() {
     let sim = SimConfig::small(12, 5, 50);
-    let server =
-        SimServer::start_blocking(sim.clone(), "127.0.0.1:0".parse().unwrap(), None).unwrap();
+    let server = common::start_sim(&sim);
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
     std::fs::create_dir_all(&state).unwrap();
@@ -294,4 +291,90 @@ fn a_damaged_budget_file_stops_the_crawl_and_is_kept() {
     );
     assert_eq!(std::fs::read(&budget).unwrap(), b"12 pages\n");
     assert!(!state.join("frontier").exists(), "nothing else was opened");
+}
+
+#[test]
+fn a_smaller_max_depth_on_a_rerun_fetches_nothing_deeper() {
+    let sim = SimConfig::small(13, 10, 200);
+    let server = common::start_sim(&sim);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("pages.db");
+    let run = |depth: u32, extra: &[&str]| {
+        let mut c = common::sim_crawl_to(&server, &sim, dir.path(), depth);
+        c.stdout(Stdio::piped()).stderr(Stdio::piped());
+        c.args(extra).output().unwrap()
+    };
+    let deepest = || -> i64 {
+        let conn = rusqlite::Connection::open(&db).unwrap();
+        conn.query_row("SELECT max(depth) FROM pages", [], |r| r.get(0))
+            .unwrap()
+    };
+    // Breadth-first: 30 pages are the seeds and depth-1 pages, and the
+    // links of those are queued at depth 2.
+    assert_eq!(fetched(&run(3, &["--max-pages", "30"])), 30);
+    assert_eq!(deepest(), 1);
+    // Rerun to depth 1: the depth-1 pages are finished, the queued depth-2
+    // URLs are not served (they were, before: 200-odd pages at depth 2).
+    let out = run(1, &[]);
+    assert!(fetched(&out) > 0);
+    assert_eq!(deepest(), 1);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("deeper than --max-depth 1"), "{err}");
+    // They stayed in the state: a rerun to depth 2 fetches them.
+    assert!(fetched(&run(2, &[])) > 0);
+    assert_eq!(deepest(), 2);
+}
+
+#[test]
+fn an_exclude_added_on_a_rerun_applies_to_the_urls_queued_before() {
+    let sim = SimConfig::small(14, 10, 200);
+    let server = common::start_sim(&sim);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("pages.db");
+    let run = |extra: &[&str]| {
+        let mut c = crawl_cmd(&server, &sim, dir.path());
+        c.stderr(Stdio::piped()).args(extra).output().unwrap()
+    };
+    // Half the hosts: `site-0.sim` .. `site-4.sim` (and their subdomains).
+    const PATTERN: &str = r"site-[0-4]\.sim/";
+    let matching = || {
+        let re = regex::Regex::new(PATTERN).unwrap();
+        let all = common::urls_where(&db, "1");
+        all.iter().filter(|u| re.is_match(u)).count()
+    };
+    assert_eq!(fetched(&run(&["--max-pages", "30"])), 30);
+    let before = matching();
+    assert!(before > 0);
+    let out = run(&["--exclude", PATTERN]);
+    assert!(fetched(&out) > 0);
+    // Nothing matching was fetched by the rerun (it used to fetch every
+    // matching URL the first run had queued).
+    assert_eq!(matching(), before);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("do not match this run's --include/--exclude"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_rerun_with_another_policy_is_refused_and_the_crawl_goes_on_with_its_own() {
+    let sim = SimConfig::small(15, 10, 200);
+    let server = common::start_sim(&sim);
+    let dir = tempfile::tempdir().unwrap();
+    let run = |extra: &[&str]| {
+        let mut c = crawl_cmd(&server, &sim, dir.path());
+        c.stderr(Stdio::piped()).args(extra).output().unwrap()
+    };
+    assert_eq!(fetched(&run(&["--max-pages", "30"])), 30);
+    // `aggressive` strips the sim's `www.`: settles under other URLs than
+    // the leases, which stalled the crawl for the 10-minute lease timeout.
+    let out = run(&["--policy", "aggressive"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("rerun with --policy safe"), "{err}");
+    let out = run(&[]);
+    assert!(fetched(&out) > 0);
+    let truth: BTreeSet<String> = mgz_sim::truth(&sim, 3, true).into_iter().collect();
+    assert_eq!(stored(&dir.path().join("pages.db")), truth);
 }

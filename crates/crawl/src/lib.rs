@@ -12,6 +12,7 @@ pub mod gate;
 pub mod health;
 pub mod known;
 pub mod net;
+pub mod pinned;
 mod progress;
 pub mod queue;
 pub mod robots;

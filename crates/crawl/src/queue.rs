@@ -133,6 +133,15 @@ impl Queue {
         p.iter().position(|&n| n > 0).map(|d| d as u32)
     }
 
+    /// Pending URLs, retrying ones included, at depths up to `max`.
+    pub fn pending_within(&self, max: u32) -> u64 {
+        let sum = |m: &Mutex<Vec<u64>>| -> u64 {
+            let counts = m.lock().unwrap_or_else(|e| e.into_inner());
+            counts.iter().take(max as usize + 1).sum()
+        };
+        sum(&self.pending) + sum(&self.retrying)
+    }
+
     /// Total pending URLs, retrying ones included.
     pub fn pending(&self) -> u64 {
         let sum = |m: &Mutex<Vec<u64>>| -> u64 {

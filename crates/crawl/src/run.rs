@@ -112,6 +112,7 @@ async fn open_shared(cfg: CrawlConfig) -> Result<Arc<Shared>, CrawlError> {
     std::fs::create_dir_all(&cfg.state_dir)?;
     // First: a damaged state file stops the crawl before anything is opened.
     let budget = crate::budget::Budget::open(&cfg.state_dir)?;
+    crate::pinned::check_policy(&cfg.state_dir, &cfg.policy)?;
     // Process-crash durability (a write reaches the OS before it is
     // acknowledged), the same guarantee as the SQLite store in WAL/NORMAL:
     // SIGKILL loses nothing acknowledged; a power cut may lose the last
@@ -237,6 +238,21 @@ pub async fn crawl(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Summary, C
         );
     }
     let result = dispatch(&sh, &stop).await;
+    let deeper = sh.queue.pending() - sh.queue.pending_within(sh.cfg.max_depth);
+    if deeper > 0 && result.is_ok() && !stop.load(Ordering::Relaxed) {
+        tracing::warn!(
+            "{deeper} URLs deeper than --max-depth {} (queued by an earlier run) stay in \
+             the state; a rerun with a larger --max-depth fetches them",
+            sh.cfg.max_depth
+        );
+    }
+    let unmatched = sh.counters.unmatched_queued.load(Ordering::Relaxed);
+    if unmatched > 0 {
+        tracing::warn!(
+            "{unmatched} URLs queued by an earlier run do not match this run's \
+             --include/--exclude: settled without being fetched"
+        );
+    }
     // The tasks are joined: every response of this run is counted.
     sh.budget
         .save_now(earlier + sh.counters.pages_fetched.load(Ordering::Relaxed));
@@ -285,12 +301,15 @@ async fn dispatch(sh: &Arc<Shared>, stop: &AtomicBool) -> Result<(), CrawlError>
         if stop.load(Ordering::Relaxed) || first_error.is_some() || spent {
             break;
         }
-        let wave = match sh.queue.wave() {
+        // URLs deeper than --max-depth are pending only when an earlier
+        // run allowed more: they stay in the state, unserved (see below).
+        let max_depth = sh.cfg.max_depth;
+        let wave = match sh.queue.wave().filter(|&w| w <= max_depth) {
             Some(w) => w,
             // Only URLs waiting for a retry are left (back-off, Retry-After,
             // robots.txt asked again): the crawl serves them when due and
             // settles them, instead of ending with them untried.
-            None if sh.queue.pending() > 0 => RETRIES_ONLY,
+            None if sh.queue.pending_within(max_depth) > 0 => RETRIES_ONLY,
             None => {
                 match tasks.join_next().await {
                     Some(r) => note(r, &mut first_error),
@@ -325,6 +344,20 @@ async fn dispatch(sh: &Arc<Shared>, stop: &AtomicBool) -> Result<(), CrawlError>
                 break;
             }
         };
+        // Deeper than this run's --max-depth (queued by a run that allowed
+        // more): handed back unserved, here rather than in a task, so a
+        // crawl left with only those and far retries still sees nothing
+        // to do and ends as it would without them.
+        let mut kept = Vec::with_capacity(leases.len());
+        for mut rec in leases {
+            rec.depth = sh.queue.effective_depth(&rec);
+            if rec.depth <= max_depth {
+                kept.push(rec);
+            } else if let Err(e) = sh.queue.reschedule(rec, now_s() + 1).await {
+                note(Ok(Err(e)), &mut first_error);
+            }
+        }
+        let leases = kept;
         if leases.is_empty() {
             if tasks.is_empty() && idle_too_long(sh, &mut idle_since).await {
                 break;
@@ -351,8 +384,7 @@ async fn dispatch(sh: &Arc<Shared>, stop: &AtomicBool) -> Result<(), CrawlError>
         }
         idle_since = None;
         retry_wait_since = None;
-        for mut rec in leases {
-            rec.depth = sh.queue.effective_depth(&rec);
+        for rec in leases {
             if sh.cfg.strict_depth && rec.depth > wave {
                 // Not this wave's turn: hand it back for a second.
                 let sh = sh.clone();

@@ -20,6 +20,9 @@ pub struct Counters {
     pub robots_excluded: AtomicU64,
     /// URLs cut by trap limits.
     pub traps_cut: AtomicU64,
+    /// URLs queued by an earlier run that this run's `--include` or
+    /// `--exclude` rejects: settled unfetched.
+    pub unmatched_queued: AtomicU64,
     /// URLs queued as new.
     pub queued: AtomicU64,
     /// Total length of the URLs queued as new (for the status page's

@@ -156,18 +156,21 @@ impl Filter {
         }
     }
 
+    /// Whether `url` (canonical) passes `--include` and `--exclude`.
+    pub fn patterns_admit(&self, url: &str) -> bool {
+        self.include.as_ref().is_none_or(|r| r.is_match(url))
+            && !self.exclude.as_ref().is_some_and(|r| r.is_match(url))
+    }
+
+    /// Whether this run has `--include` or `--exclude` patterns.
+    pub fn has_patterns(&self) -> bool {
+        self.include.is_some() || self.exclude.is_some()
+    }
+
     /// Judges a canonical URL (scope, patterns, shape traps); does not count budgets.
     pub fn judge(&self, url: &url::Url) -> Verdict {
         let host = url.host_str().unwrap_or("");
-        let pattern_ok = self
-            .include
-            .as_ref()
-            .is_none_or(|r| r.is_match(url.as_str()))
-            && !self
-                .exclude
-                .as_ref()
-                .is_some_and(|r| r.is_match(url.as_str()));
-        if !self.host_in_scope(host) || !pattern_ok {
+        if !self.host_in_scope(host) || !self.patterns_admit(url.as_str()) {
             return Verdict::OutOfScope;
         }
         match shape_trap(url.as_str(), url.path(), &self.limits) {

@@ -86,6 +86,14 @@ pub async fn process(sh: Arc<Shared>, mut rec: UrlRecord) -> Result<(), CrawlErr
 }
 
 async fn handle(sh: &Shared, rec: &mut UrlRecord) -> Result<Next, CrawlError> {
+    // The patterns judged every URL when it was found, but a rerun may
+    // bring new ones (a trap noticed mid-crawl, excluded on the rerun): the
+    // URLs queued before are judged again, and those rejected are settled
+    // unfetched, as they would not have been queued.
+    if sh.filter.has_patterns() && !sh.filter.patterns_admit(&rec.url) {
+        Counters::bump(&sh.counters.unmatched_queued);
+        return Ok(Next::Complete);
+    }
     // Only a resumed crawl can be served a URL it already stored.
     if sh.store.rows_at_open() > 0 && sh.store.contains(&rec.url).await {
         Counters::bump(&sh.counters.duplicates_skipped);

@@ -17,30 +17,33 @@ pub fn sigterm(child: &Child) {
     assert!(status.success());
 }
 
+/// Serves `sim` on a free loopback port.
+pub fn start_sim(sim: &SimConfig) -> SimServer {
+    SimServer::start_blocking(sim.clone(), "127.0.0.1:0".parse().unwrap(), None).unwrap()
+}
+
 /// Fetches in flight of [`sim_crawl`].
 pub const CONCURRENCY: usize = 8;
 
 /// `mgz crawl` of the sim's seeds to depth 3 on any host, politeness off,
 /// state and database in `dir`.
 pub fn sim_crawl(server: &SimServer, sim: &SimConfig, dir: &Path) -> Command {
+    sim_crawl_to(server, sim, dir, 3)
+}
+
+/// [`sim_crawl`] to depth `depth`.
+pub fn sim_crawl_to(server: &SimServer, sim: &SimConfig, dir: &Path, depth: u32) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_mgz"));
-    c.args([
-        "crawl",
-        "--scope",
-        "any",
-        "--max-depth",
-        "3",
-        "--delay",
-        "0",
-    ])
-    .args(["--per-host", "2", "--concurrency", &CONCURRENCY.to_string()])
-    .args(["--no-sitemaps", "--allow-private", "--json"])
-    .args(["--robots-retries", "0", "--resolve", &server.resolve_spec()])
-    .arg("--state")
-    .arg(dir.join("state"))
-    .arg("--db")
-    .arg(dir.join("pages.db"))
-    .args(mgz_sim::seeds(sim));
+    c.args(["crawl", "--scope", "any", "--delay", "0"])
+        .args(["--max-depth", &depth.to_string()])
+        .args(["--per-host", "2", "--concurrency", &CONCURRENCY.to_string()])
+        .args(["--no-sitemaps", "--allow-private", "--json"])
+        .args(["--robots-retries", "0", "--resolve", &server.resolve_spec()])
+        .arg("--state")
+        .arg(dir.join("state"))
+        .arg("--db")
+        .arg(dir.join("pages.db"))
+        .args(mgz_sim::seeds(sim));
     c
 }
 
