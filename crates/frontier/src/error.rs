@@ -32,6 +32,16 @@ pub enum FrontierError {
          the write was not acknowledged: {0}"
     )]
     DiskFull(String),
+    /// Another process has the state directory open (another `mgz crawl`
+    /// or `mgz serve` with the same state): one process per directory.
+    #[error(
+        "frontier state {path} is in use by another process (a crawl or server with the \
+         same state directory); stop it first, or use another directory"
+    )]
+    InUse {
+        /// The store directory.
+        path: PathBuf,
+    },
     /// The embedded store (fjall) reported an error.
     #[error("store error: {0}")]
     Store(String),

@@ -511,6 +511,7 @@ fn segment_bits(meta: &Keyspace, opts: StoreOptions) -> Result<u8> {
 fn at(dir: &Path, e: fjall::Error) -> FrontierError {
     match e {
         fjall::Error::Io(source) => FrontierError::io(db_path(dir), source),
+        fjall::Error::Locked => FrontierError::InUse { path: db_path(dir) },
         other => FrontierError::from(other),
     }
 }

@@ -261,3 +261,28 @@ fn concurrent_writers_share_group_commits() {
     let f = Frontier::open(dir.path(), FrontierOptions::default()).unwrap();
     assert_eq!(f.stats("", None).size, 2000, "durable across reopen");
 }
+
+#[test]
+fn a_state_directory_in_use_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::new(T0);
+    let f = open(dir.path(), &clock);
+    let opts = FrontierOptions {
+        clock: Arc::new(clock.clone()),
+        ..FrontierOptions::default()
+    };
+    match Frontier::open(dir.path(), opts) {
+        Err(e @ FrontierError::InUse { .. }) => {
+            let msg = e.to_string();
+            assert!(msg.contains(&dir.path().display().to_string()), "{msg}");
+            assert!(msg.contains("in use by another process"), "{msg}");
+        }
+        Err(e) => panic!("wrong error: {e}"),
+        Ok(_) => panic!("opened twice"),
+    }
+    // The first one is unharmed, and the directory opens once it is closed.
+    f.put_discovered(&[UrlItem::new("http://a.com/x")]).unwrap();
+    drop(f);
+    let f = open(dir.path(), &clock);
+    assert_eq!(get_all(&f), ["http://a.com/x"]);
+}
