@@ -112,23 +112,28 @@ impl Budget {
 /// The count in `f`, or why it is not one.
 fn parse(path: &Path, f: std::fs::File) -> Result<u64, CrawlError> {
     use std::io::Read;
-    let bad = |reason: String| CrawlError::State {
-        path: path.display().to_string(),
-        reason,
-    };
     let mut bytes = Vec::new();
     f.take(MAX_FILE).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 == MAX_FILE {
-        return Err(bad(format!("longer than {} bytes", MAX_FILE - 1)));
+    parse_count(&bytes).map_err(|reason| CrawlError::State {
+        path: path.display().to_string(),
+        reason,
+    })
+}
+
+/// The count a budget file holds: decimal digits and an optional newline,
+/// at most 63 bytes (what [`Budget`] writes is `"{count}\n"`).
+pub fn parse_count(bytes: &[u8]) -> Result<u64, String> {
+    if bytes.len() as u64 >= MAX_FILE {
+        return Err(format!("longer than {} bytes", MAX_FILE - 1));
     }
-    let text = std::str::from_utf8(&bytes).map_err(|_| bad("not text".into()))?;
+    let text = std::str::from_utf8(bytes).map_err(|_| "not text".to_string())?;
     let digits = text.strip_suffix('\n').unwrap_or(text);
     if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(bad(format!("not a count of responses: {text:?}")));
+        return Err(format!("not a count of responses: {text:?}"));
     }
     digits
         .parse()
-        .map_err(|_| bad(format!("count out of range: {digits}")))
+        .map_err(|_| format!("count out of range: {digits}"))
 }
 
 #[cfg(test)]

@@ -40,12 +40,10 @@ pub fn check_policy(dir: &Path, policy: &Policy) -> Result<(), CrawlError> {
                 path: path.display().to_string(),
                 reason,
             };
-            let mut text = String::new();
+            let mut bytes = Vec::new();
             use std::io::Read;
-            f.take(MAX_FILE)
-                .read_to_string(&mut text)
-                .map_err(|_| bad("not text".into()))?;
-            let kept = parse(&text).map_err(bad)?;
+            f.take(MAX_FILE).read_to_end(&mut bytes)?;
+            let kept = parse_policy(&bytes).map_err(bad)?;
             if kept != *policy {
                 return Err(bad(format!(
                     "this crawl canonicalises URLs with the {} policy, and this run asks for {}: \
@@ -73,7 +71,8 @@ fn name(p: &Policy) -> String {
     }
 }
 
-fn format(p: &Policy) -> String {
+/// The file [`check_policy`] writes for `p`.
+pub fn format(p: &Policy) -> String {
     format!(
         "sort_query={}\nstrip_session_ids={}\nstrip_tracking={}\nstrip_www={}\n\
          lowercase_path={}\nmax_len={}\n",
@@ -86,8 +85,13 @@ fn format(p: &Policy) -> String {
     )
 }
 
-/// The policy in `text` ([`format`]'s lines, exactly), or what is wrong.
-fn parse(text: &str) -> Result<Policy, String> {
+/// The policy in a policy file ([`format`]'s lines, exactly), or what is
+/// wrong with it.
+pub fn parse_policy(bytes: &[u8]) -> Result<Policy, String> {
+    if bytes.len() as u64 >= MAX_FILE {
+        return Err(format!("longer than {} bytes", MAX_FILE - 1));
+    }
+    let text = std::str::from_utf8(bytes).map_err(|_| "not text".to_string())?;
     const NAMES: [&str; 6] = [
         "sort_query",
         "strip_session_ids",
@@ -161,7 +165,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         check_policy(dir.path(), &Policy::aggressive()).unwrap();
         let text = std::fs::read_to_string(dir.path().join(FILE)).unwrap();
-        assert_eq!(parse(&text).unwrap(), Policy::aggressive());
+        assert_eq!(parse_policy(text.as_bytes()).unwrap(), Policy::aggressive());
         check_policy(dir.path(), &Policy::aggressive()).unwrap();
         assert!(!dir.path().join("policy.tmp").exists());
         for p in [
@@ -169,7 +173,7 @@ mod tests {
             Policy::safe().with_max_len(77),
             Policy::aggressive().with_max_len(usize::MAX),
         ] {
-            assert_eq!(parse(&format(&p)).unwrap(), p);
+            assert_eq!(parse_policy(format(&p).as_bytes()).unwrap(), p);
         }
     }
 
