@@ -108,8 +108,40 @@ fn robots_token(user_agent: &str) -> String {
     }
 }
 
+/// Seeds warned about one by one; past this many, the rest are counted.
+const SEED_WARNINGS: usize = 10;
+
+/// Warns about each seed that is not a URL the crawl can fetch (they are
+/// skipped, as links that do not parse are); fails when no seed is left.
+fn check_seeds(seeds: &[String], policy: &mgz_url::Policy) -> Result<(), CrawlError> {
+    let mut bad = 0usize;
+    let mut first = None;
+    for seed in seeds {
+        if let Err(e) = mgz_url::CanonicalUrl::parse(seed, None, policy) {
+            bad += 1;
+            if bad <= SEED_WARNINGS {
+                tracing::warn!("seed {seed:?} skipped: {e}");
+            }
+            first.get_or_insert_with(|| format!("{seed:?}: {e}"));
+        }
+    }
+    if bad > SEED_WARNINGS {
+        tracing::warn!("{} more seeds skipped", bad - SEED_WARNINGS);
+    }
+    match first {
+        Some(first) if bad == seeds.len() => Err(CrawlError::Config(format!(
+            "no usable seed URL: all {bad} skipped (the first, {first})"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 async fn open_shared(cfg: CrawlConfig) -> Result<Arc<Shared>, CrawlError> {
-    std::fs::create_dir_all(&cfg.state_dir)?;
+    check_seeds(&cfg.seeds, &cfg.policy)?;
+    std::fs::create_dir_all(&cfg.state_dir).map_err(|e| CrawlError::State {
+        path: cfg.state_dir.display().to_string(),
+        reason: format!("cannot be made a directory: {e}"),
+    })?;
     // First: a damaged state file stops the crawl before anything is opened.
     let budget = crate::budget::Budget::open(&cfg.state_dir)?;
     crate::pinned::check_policy(&cfg.state_dir, &cfg.policy)?;
@@ -473,6 +505,24 @@ async fn idle_too_long(sh: &Shared, idle_since: &mut Option<Instant>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn seeds_that_are_not_urls_are_skipped_and_none_left_is_an_error() {
+        let p = mgz_url::Policy::safe();
+        let seeds = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        assert!(check_seeds(&seeds(&["http://a.test/", "not a url", "ftp://b/"]), &p).is_ok());
+        assert!(check_seeds(&[], &p).is_ok());
+        let many: Vec<String> = (0..25).map(|i| format!("mailto:{i}@x")).collect();
+        for bad in [seeds(&["not a url", "ftp://b/"]), many] {
+            match check_seeds(&bad, &p) {
+                Err(CrawlError::Config(m)) => {
+                    assert!(m.contains(&format!("all {} skipped", bad.len())), "{m}");
+                    assert!(m.contains(&format!("{:?}", bad[0])), "{m}");
+                }
+                r => panic!("{r:?}"),
+            }
+        }
+    }
 
     #[test]
     fn the_default_agents_token_is_the_one_extract_honours() {

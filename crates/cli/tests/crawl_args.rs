@@ -1,0 +1,49 @@
+//! `mgz crawl` given unusable input: it fails before fetching anything,
+//! saying what is wrong, and creates nothing.
+
+use std::process::Command;
+
+fn crawl(dir: &std::path::Path, state: &std::path::Path, seeds: &[&str]) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_mgz"))
+        .arg("crawl")
+        .arg("--state")
+        .arg(state)
+        .arg("--db")
+        .arg(dir.join("pages.db"))
+        .args(seeds)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn seeds_that_are_not_urls_are_named_and_none_left_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    // It used to run, fetch nothing and exit 0 without a word.
+    let (ok, err) = crawl(dir.path(), &state, &["not a url", "ftp://files.test/x"]);
+    assert!(!ok);
+    assert!(err.contains("seed \"not a url\" skipped"), "{err}");
+    assert!(err.contains("seed \"ftp://files.test/x\" skipped"), "{err}");
+    assert!(err.contains("no usable seed URL: all 2 skipped"), "{err}");
+    assert!(!state.exists(), "nothing was created");
+    assert!(!dir.path().join("pages.db").exists());
+}
+
+#[test]
+fn a_state_path_that_is_a_file_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    std::fs::write(&state, b"not a directory").unwrap();
+    let (ok, err) = crawl(dir.path(), &state, &["http://127.0.0.1:9/"]);
+    assert!(!ok);
+    // It printed only `io: File exists (os error 17)`.
+    assert!(
+        err.contains(&state.display().to_string()) && err.contains("cannot be made a directory"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&state).unwrap(), b"not a directory");
+}
