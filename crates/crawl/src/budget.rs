@@ -112,12 +112,15 @@ impl Budget {
 /// The count in `f`, or why it is not one.
 fn parse(path: &Path, f: std::fs::File) -> Result<u64, CrawlError> {
     use std::io::Read;
-    let mut bytes = Vec::new();
-    f.take(MAX_FILE).read_to_end(&mut bytes)?;
-    parse_count(&bytes).map_err(|reason| CrawlError::State {
+    let bad = |reason: String| CrawlError::State {
         path: path.display().to_string(),
         reason,
-    })
+    };
+    let mut bytes = Vec::new();
+    f.take(MAX_FILE)
+        .read_to_end(&mut bytes)
+        .map_err(|e| bad(format!("unreadable: {e}")))?;
+    parse_count(&bytes).map_err(bad)
 }
 
 /// The count a budget file holds: decimal digits and an optional newline,
@@ -207,6 +210,22 @@ mod tests {
                 Ok(b) => panic!("{bytes:?} read as {}", b.earlier()),
             }
             assert_eq!(&std::fs::read(&path).unwrap(), bytes, "left as it was");
+        }
+    }
+
+    #[test]
+    fn a_directory_in_place_of_the_file_is_refused_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(FILE)).unwrap();
+        match Budget::open(dir.path()) {
+            Err(CrawlError::State { path, reason }) => {
+                assert!(
+                    path.ends_with(FILE) && reason.contains("unreadable"),
+                    "{reason}"
+                );
+            }
+            Err(e) => panic!("wrong error {e}"),
+            Ok(b) => panic!("read as {}", b.earlier()),
         }
     }
 

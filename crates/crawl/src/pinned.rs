@@ -42,7 +42,9 @@ pub fn check_policy(dir: &Path, policy: &Policy) -> Result<(), CrawlError> {
             };
             let mut bytes = Vec::new();
             use std::io::Read;
-            f.take(MAX_FILE).read_to_end(&mut bytes)?;
+            f.take(MAX_FILE)
+                .read_to_end(&mut bytes)
+                .map_err(|e| bad(format!("unreadable: {e}")))?;
             let kept = parse_policy(&bytes).map_err(bad)?;
             if kept != *policy {
                 return Err(bad(format!(
@@ -212,6 +214,12 @@ mod tests {
             vec![0xff, 0xfe, 0x00],
             vec![b'x'; 10_000],
         ];
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(FILE)).unwrap();
+        assert!(matches!(
+            check_policy(dir.path(), &Policy::safe()),
+            Err(CrawlError::State { .. })
+        ));
         for bytes in cases {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join(FILE);

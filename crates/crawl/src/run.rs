@@ -270,7 +270,10 @@ pub async fn crawl(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Summary, C
         );
     }
     let result = dispatch(&sh, &stop).await;
-    let deeper = sh.queue.pending() - sh.queue.pending_within(sh.cfg.max_depth);
+    let deeper = sh
+        .queue
+        .pending()
+        .saturating_sub(sh.queue.pending_within(sh.cfg.max_depth));
     if deeper > 0 && result.is_ok() && !stop.load(Ordering::Relaxed) {
         tracing::warn!(
             "{deeper} URLs deeper than --max-depth {} (queued by an earlier run) stay in \
