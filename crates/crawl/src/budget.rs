@@ -21,12 +21,11 @@
 //! A file that is not a count is refused with [`CrawlError::State`] and left
 //! as it is (it may be the user's to inspect or delete).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::CrawlError;
+use crate::{CrawlError, state_file};
 
 /// Name of the count file in the state directory.
 pub const FILE: &str = "responses";
@@ -47,10 +46,9 @@ impl Budget {
     /// Reads `dir/responses` (absent: a crawl with no earlier run, 0).
     pub fn open(dir: &Path) -> Result<Budget, CrawlError> {
         let path = dir.join(FILE);
-        let earlier = match std::fs::File::open(&path) {
-            Ok(f) => parse(&path, f)?,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
-            Err(e) => return Err(e.into()),
+        let earlier = match state_file::read(&path, MAX_FILE)? {
+            Some(bytes) => parse_count(&bytes).map_err(|r| state_file::bad(&path, r))?,
+            None => 0,
         };
         Ok(Budget {
             path,
@@ -89,38 +87,8 @@ impl Budget {
     }
 
     fn write(&self, total: u64, sync: bool) -> std::io::Result<()> {
-        let tmp = self.path.with_extension("tmp");
-        let result = (|| {
-            let mut f = std::fs::File::create(&tmp)?;
-            f.write_all(format!("{total}\n").as_bytes())?;
-            if sync {
-                f.sync_all()?;
-            }
-            std::fs::rename(&tmp, &self.path)?;
-            if sync && let Some(dir) = self.path.parent() {
-                std::fs::File::open(dir)?.sync_all()?;
-            }
-            Ok(())
-        })();
-        if result.is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        result
+        state_file::replace(&self.path, format!("{total}\n").as_bytes(), sync)
     }
-}
-
-/// The count in `f`, or why it is not one.
-fn parse(path: &Path, f: std::fs::File) -> Result<u64, CrawlError> {
-    use std::io::Read;
-    let bad = |reason: String| CrawlError::State {
-        path: path.display().to_string(),
-        reason,
-    };
-    let mut bytes = Vec::new();
-    f.take(MAX_FILE)
-        .read_to_end(&mut bytes)
-        .map_err(|e| bad(format!("unreadable: {e}")))?;
-    parse_count(&bytes).map_err(bad)
 }
 
 /// The count a budget file holds: decimal digits and an optional newline,

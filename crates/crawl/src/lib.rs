@@ -20,6 +20,7 @@ mod robots_fetch;
 pub mod robots_store;
 pub mod run;
 pub mod sitemap;
+mod state_file;
 pub mod stats;
 pub mod status;
 pub mod store;

@@ -18,12 +18,11 @@
 //! can have been resumed with safely). A file that does not parse is refused
 //! and left as it is.
 
-use std::io::Write;
 use std::path::Path;
 
 use mgz_url::Policy;
 
-use crate::CrawlError;
+use crate::{CrawlError, state_file};
 
 /// Name of the policy file in the state directory.
 pub const FILE: &str = "policy";
@@ -34,32 +33,23 @@ const MAX_FILE: u64 = 4096;
 /// if `dir` has none.
 pub fn check_policy(dir: &Path, policy: &Policy) -> Result<(), CrawlError> {
     let path = dir.join(FILE);
-    match std::fs::File::open(&path) {
-        Ok(f) => {
-            let bad = |reason: String| CrawlError::State {
-                path: path.display().to_string(),
-                reason,
-            };
-            let mut bytes = Vec::new();
-            use std::io::Read;
-            f.take(MAX_FILE)
-                .read_to_end(&mut bytes)
-                .map_err(|e| bad(format!("unreadable: {e}")))?;
-            let kept = parse_policy(&bytes).map_err(bad)?;
-            if kept != *policy {
-                return Err(bad(format!(
-                    "this crawl canonicalises URLs with the {} policy, and this run asks for {}: \
-                     rerun with --policy {}, or start another crawl with a new --state",
-                    name(&kept),
-                    name(policy),
-                    name(&kept)
-                )));
-            }
-            Ok(())
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => write(&path, policy),
-        Err(e) => Err(e.into()),
+    let Some(bytes) = state_file::read(&path, MAX_FILE)? else {
+        return state_file::replace(&path, format(policy).as_bytes(), true).map_err(CrawlError::Io);
+    };
+    let kept = parse_policy(&bytes).map_err(|r| state_file::bad(&path, r))?;
+    if kept != *policy {
+        return Err(state_file::bad(
+            &path,
+            format!(
+                "this crawl canonicalises URLs with the {} policy, and this run asks for {}: \
+                 rerun with --policy {}, or start another crawl with a new --state",
+                name(&kept),
+                name(policy),
+                name(&kept)
+            ),
+        ));
     }
+    Ok(())
 }
 
 /// `safe`, `aggressive`, or the rules spelled out.
@@ -138,24 +128,6 @@ pub fn parse_policy(bytes: &[u8]) -> Result<Policy, String> {
         }
     }
     Ok(p)
-}
-
-fn write(path: &Path, policy: &Policy) -> Result<(), CrawlError> {
-    let tmp = path.with_extension("tmp");
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(format(policy).as_bytes())?;
-        f.sync_all()?;
-        std::fs::rename(&tmp, path)?;
-        if let Some(dir) = path.parent() {
-            std::fs::File::open(dir)?.sync_all()?;
-        }
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result.map_err(CrawlError::Io)
 }
 
 #[cfg(test)]

@@ -111,18 +111,23 @@ fn robots_token(user_agent: &str) -> String {
 /// Seeds warned about one by one; past this many, the rest are counted.
 const SEED_WARNINGS: usize = 10;
 
-/// Warns about each seed that is not a URL the crawl can fetch (they are
-/// skipped, as links that do not parse are); fails when no seed is left.
-fn check_seeds(seeds: &[String], policy: &mgz_url::Policy) -> Result<(), CrawlError> {
+/// The hosts of the seeds (for the scope), warning about each seed that is
+/// not a URL the crawl can fetch (skipped, as links that do not parse are);
+/// fails when no seed is left.
+fn seed_hosts(seeds: &[String], policy: &mgz_url::Policy) -> Result<Vec<String>, CrawlError> {
+    let mut hosts = Vec::with_capacity(seeds.len());
     let mut bad = 0usize;
     let mut first = None;
     for seed in seeds {
-        if let Err(e) = mgz_url::CanonicalUrl::parse(seed, None, policy) {
-            bad += 1;
-            if bad <= SEED_WARNINGS {
-                tracing::warn!("seed {seed:?} skipped: {e}");
+        match mgz_url::CanonicalUrl::parse(seed, None, policy) {
+            Ok(u) => hosts.push(u.host().to_string()),
+            Err(e) => {
+                bad += 1;
+                if bad <= SEED_WARNINGS {
+                    tracing::warn!("seed {seed:?} skipped: {e}");
+                }
+                first.get_or_insert_with(|| format!("{seed:?}: {e}"));
             }
-            first.get_or_insert_with(|| format!("{seed:?}: {e}"));
         }
     }
     if bad > SEED_WARNINGS {
@@ -132,12 +137,12 @@ fn check_seeds(seeds: &[String], policy: &mgz_url::Policy) -> Result<(), CrawlEr
         Some(first) if bad == seeds.len() => Err(CrawlError::Config(format!(
             "no usable seed URL: all {bad} skipped (the first, {first})"
         ))),
-        _ => Ok(()),
+        _ => Ok(hosts),
     }
 }
 
 async fn open_shared(cfg: CrawlConfig) -> Result<Arc<Shared>, CrawlError> {
-    check_seeds(&cfg.seeds, &cfg.policy)?;
+    let seed_hosts = seed_hosts(&cfg.seeds, &cfg.policy)?;
     std::fs::create_dir_all(&cfg.state_dir).map_err(|e| CrawlError::State {
         path: cfg.state_dir.display().to_string(),
         reason: format!("cannot be made a directory: {e}"),
@@ -172,12 +177,6 @@ async fn open_shared(cfg: CrawlConfig) -> Result<Arc<Shared>, CrawlError> {
     queue
         .set_default_delay((cfg.delay.as_millis() / 1000) as u32)
         .await?;
-    let seed_hosts: Vec<String> = cfg
-        .seeds
-        .iter()
-        .filter_map(|s| mgz_url::CanonicalUrl::parse(s, None, &cfg.policy).ok())
-        .map(|u| u.host().to_string())
-        .collect();
     let filter = Filter::new(
         cfg.scope,
         &seed_hosts,
@@ -513,11 +512,14 @@ mod tests {
     fn seeds_that_are_not_urls_are_skipped_and_none_left_is_an_error() {
         let p = mgz_url::Policy::safe();
         let seeds = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-        assert!(check_seeds(&seeds(&["http://a.test/", "not a url", "ftp://b/"]), &p).is_ok());
-        assert!(check_seeds(&[], &p).is_ok());
+        assert_eq!(
+            seed_hosts(&seeds(&["http://a.test/", "not a url", "ftp://b/"]), &p).unwrap(),
+            ["a.test"]
+        );
+        assert!(seed_hosts(&[], &p).unwrap().is_empty());
         let many: Vec<String> = (0..25).map(|i| format!("mailto:{i}@x")).collect();
         for bad in [seeds(&["not a url", "ftp://b/"]), many] {
-            match check_seeds(&bad, &p) {
+            match seed_hosts(&bad, &p) {
                 Err(CrawlError::Config(m)) => {
                     assert!(m.contains(&format!("all {} skipped", bad.len())), "{m}");
                     assert!(m.contains(&format!("{:?}", bad[0])), "{m}");
