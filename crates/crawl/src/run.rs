@@ -466,7 +466,9 @@ fn note(r: Result<Result<(), CrawlError>, tokio::task::JoinError>, first: &mut O
         Ok(Err(e)) => e,
         Err(e) => CrawlError::Config(format!("task failed: {e}")),
     };
-    tracing::error!("{err}");
+    if worth_logging(first.as_ref(), &err) {
+        tracing::error!("{err}");
+    }
     // The error returned is the first cause: a poisoned frontier's refusals
     // can be noted before the failure that poisoned it.
     let symptom = |e: &CrawlError| matches!(e, CrawlError::FrontierPoisoned(_));
@@ -474,6 +476,19 @@ fn note(r: Result<Result<(), CrawlError>, tokio::task::JoinError>, first: &mut O
         Some(f) if symptom(f) && !symptom(&err) => *first = Some(err),
         Some(_) => {}
         None => *first = Some(err),
+    }
+}
+
+/// Whether a task's error is logged when `first` was noted before it: a
+/// poisoned frontier refuses every fetch in flight (dozens of identical
+/// lines after a full disk), so once anything is noted its refusals, and
+/// repeats of the first error's text, are not logged again.
+fn worth_logging(first: Option<&CrawlError>, err: &CrawlError) -> bool {
+    match first {
+        None => true,
+        Some(f) => {
+            !matches!(err, CrawlError::FrontierPoisoned(_)) && f.to_string() != err.to_string()
+        }
     }
 }
 
@@ -527,6 +542,27 @@ mod tests {
                 r => panic!("{r:?}"),
             }
         }
+    }
+
+    #[test]
+    fn a_poisoned_frontiers_refusals_are_logged_once() {
+        let cause = CrawlError::Frontier("no space left: store".into());
+        let refusal = || CrawlError::FrontierPoisoned("poisoned".into());
+        assert!(worth_logging(None, &refusal()));
+        assert!(worth_logging(None, &cause));
+        // After anything is noted, refusals and the same text are not logged.
+        assert!(!worth_logging(Some(&cause), &refusal()));
+        assert!(!worth_logging(Some(&refusal()), &refusal()));
+        assert!(!worth_logging(
+            Some(&cause),
+            &CrawlError::Frontier("no space left: store".into())
+        ));
+        // The cause noted after a refusal, and any other error, still are.
+        assert!(worth_logging(Some(&refusal()), &cause));
+        assert!(worth_logging(
+            Some(&cause),
+            &CrawlError::Config("other".into())
+        ));
     }
 
     #[test]
