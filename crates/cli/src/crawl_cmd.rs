@@ -56,6 +56,11 @@ pub struct CrawlArgs {
     /// Milliseconds between two requests to one host (raised to Crawl-delay).
     #[arg(long, default_value_t = 1000)]
     pub delay: u64,
+    /// What --per-host, --delay and a 429/503 back-off apply to: host, or
+    /// domain (all hosts of a registrable domain together: a.example.com
+    /// and b.example.com share one delay and one in-flight cap).
+    #[arg(long, default_value = "host", value_parser = ["host", "domain"])]
+    pub politeness: String,
     /// User-Agent header; its first word is the robots.txt product token.
     #[arg(long, default_value = mgz_crawl::DEFAULT_USER_AGENT)]
     pub user_agent: String,
@@ -163,6 +168,10 @@ pub fn config(args: &CrawlArgs, state_dir: PathBuf) -> anyhow::Result<CrawlConfi
         concurrency: args.concurrency.max(1),
         per_host: args.per_host.max(1),
         delay: Duration::from_millis(args.delay),
+        politeness: match args.politeness.as_str() {
+            "domain" => mgz_url::QueueKeyKind::RegistrableDomain,
+            _ => mgz_url::QueueKeyKind::Host,
+        },
         seen_backend: args.seen.clone(),
         ignore_robots: args.ignore_robots,
         keep_text: !args.no_text,
@@ -441,6 +450,27 @@ mod tests {
         assert_eq!(set.max_host_failures, 0);
         assert_eq!(set.max_retry_wait, Duration::from_secs(5));
         assert!(Cli::try_parse_from(["mgz", "--max-retry-wait", "soon"]).is_err());
+    }
+
+    #[test]
+    fn politeness_flag_reaches_the_config() {
+        let parse = |argv: &[&str]| {
+            let cli = Cli::try_parse_from(argv).unwrap();
+            config(&cli.args, PathBuf::from("state")).unwrap()
+        };
+        let host = mgz_url::QueueKeyKind::Host;
+        assert_eq!(parse(&["mgz", "http://a.test/"]).politeness, host);
+        assert_eq!(
+            parse(&["mgz", "http://a.test/", "--politeness", "host"]).politeness,
+            host
+        );
+        assert_eq!(
+            parse(&["mgz", "http://a.test/", "--politeness", "domain"]).politeness,
+            mgz_url::QueueKeyKind::RegistrableDomain
+        );
+        for bad in ["ip", "", "Domain"] {
+            assert!(Cli::try_parse_from(["mgz", "http://a.test/", "--politeness", bad]).is_err());
+        }
     }
 
     #[test]

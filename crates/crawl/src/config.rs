@@ -43,10 +43,18 @@ pub struct CrawlConfig {
     pub exclude: Option<regex::Regex>,
     /// Fetches in flight overall.
     pub concurrency: usize,
-    /// Fetches in flight per host.
+    /// Fetches in flight per host (per politeness unit, see `politeness`).
     pub per_host: u32,
     /// Gap between two requests to one host (raised to Crawl-delay).
     pub delay: Duration,
+    /// What `per_host`, `delay` and a 429/503 block apply to: each host
+    /// (default), or each registrable domain (`--politeness domain`: the
+    /// hosts `a.example.com` and `b.example.com` share one queue, one delay
+    /// and one in-flight cap, for sites that serve many subdomains from one
+    /// server). A domain's delay is raised to the largest `Crawl-delay` of
+    /// its hosts' robots.txt files; robots.txt itself, the per-host page
+    /// budget and giving a dead host up stay per host.
+    pub politeness: mgz_url::QueueKeyKind,
     /// Seen-set backend name passed to the frontier.
     pub seen_backend: String,
     /// Canonicalisation policy.
@@ -110,6 +118,7 @@ impl Default for CrawlConfig {
             concurrency: 32,
             per_host: 1,
             delay: Duration::from_millis(1000),
+            politeness: mgz_url::QueueKeyKind::Host,
             seen_backend: "hash".into(),
             policy: mgz_url::Policy::safe(),
             fetch: FetchConfig::default(),

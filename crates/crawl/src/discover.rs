@@ -7,7 +7,7 @@
 use std::collections::HashSet;
 
 use mgz_frontier::{Metadata, PutOutcome, UrlItem};
-use mgz_url::{CanonicalUrl, UrlError};
+use mgz_url::{CanonicalUrl, QueueKeyKind, UrlError};
 
 use crate::CrawlError;
 use crate::run::Shared;
@@ -70,8 +70,13 @@ pub async fn discover(
         }
         hosts.push(canon.host().to_string());
         item_keys.push(keys.get(i).copied().flatten());
+        // With `--politeness domain` the URL's queue is its registrable
+        // domain; `None` is the frontier's default, the host.
+        let key = (sh.cfg.politeness != QueueKeyKind::Host)
+            .then(|| canon.queue_key(sh.cfg.politeness).to_string());
         items.push(UrlItem {
             url: canon.as_str().to_string(),
+            key,
             depth,
             metadata: meta.clone(),
             ..UrlItem::default()

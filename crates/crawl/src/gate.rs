@@ -5,6 +5,10 @@
 //! serves; the gate also covers the extra robots/sitemap requests a lease may
 //! cause, so the spacing seen by a server always holds.
 //!
+//! A gate's key is a politeness unit: the host, or with `--politeness
+//! domain` its registrable domain ([`crate::run::Shared::politeness_unit`]),
+//! so that all hosts of one domain share one gate.
+//!
 //! Memory: one map entry per host (~64 bytes).
 
 use std::collections::HashMap;

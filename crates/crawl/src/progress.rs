@@ -15,8 +15,13 @@ fn line(sh: &Shared, start: Instant) -> String {
     let c = &sh.counters;
     let fetched = c.pages_fetched.load(Relaxed);
     let secs = start.elapsed().as_secs_f64().max(1e-3);
+    // One gate per politeness unit: hosts, or domains with `--politeness domain`.
+    let units = match sh.cfg.politeness {
+        mgz_url::QueueKeyKind::Host => "hosts",
+        _ => "domains",
+    };
     format!(
-        "{fetched} fetched, {} stored, {} queued, {} pending, {} hosts, {} errors, {:.0} pages/s, RSS {} MB",
+        "{fetched} fetched, {} stored, {} queued, {} pending, {} {units}, {} errors, {:.0} pages/s, RSS {} MB",
         c.pages_stored.load(Relaxed),
         c.queued.load(Relaxed),
         sh.queue.pending(),

@@ -99,7 +99,7 @@ pub async fn robots_for(sh: &Shared, url: &url::Url, depth: u32) -> Arc<Robots> 
     };
     let persist = !matches!(robots, Robots::Unreachable) && saved.status != 0;
     if let Some(d) = robots.crawl_delay() {
-        sh.gates.raise_delay(host, d);
+        sh.gates.raise_delay(sh.politeness_unit(host), d);
     }
     // `Sitemap:` lines should be absolute; a relative one is resolved
     // against robots.txt (where its redirects ended), as a browser would.

@@ -83,10 +83,17 @@ impl Shared {
         url: &str,
         cap: usize,
     ) -> Result<crate::fetch::Fetched, CrawlError> {
-        self.gates.wait(host).await;
+        let unit = self.politeness_unit(host);
+        self.gates.wait(unit).await;
         let result = self.fetcher.get_capped(url, cap).await;
-        self.gates.done(host);
+        self.gates.done(unit);
         result
+    }
+
+    /// The gate `host`'s requests go through: the host, or its registrable
+    /// domain with `--politeness domain`.
+    pub fn politeness_unit<'a>(&self, host: &'a str) -> &'a str {
+        mgz_url::host_queue_key(host, self.cfg.politeness)
     }
 }
 
@@ -190,7 +197,12 @@ async fn open_shared(cfg: CrawlConfig) -> Result<Arc<Shared>, CrawlError> {
         None => None,
     };
     let gates = Gates::new(cfg.delay);
-    let robots = remembered_robots(&robots_store, &gates, &robots_token(&cfg.fetch.user_agent));
+    let robots = remembered_robots(
+        &robots_store,
+        &gates,
+        &robots_token(&cfg.fetch.user_agent),
+        cfg.politeness,
+    );
     Ok(Arc::new(Shared {
         fetcher,
         robots,
@@ -213,13 +225,19 @@ async fn open_shared(cfg: CrawlConfig) -> Result<Arc<Shared>, CrawlError> {
 
 /// The robots.txt outcomes fetched by earlier runs less than 24 h ago, with
 /// their `Crawl-delay`s applied to the gates.
-fn remembered_robots(store: &RobotsStore, gates: &Gates, agent: &str) -> RobotsCache {
+fn remembered_robots(
+    store: &RobotsStore,
+    gates: &Gates,
+    agent: &str,
+    politeness: mgz_url::QueueKeyKind,
+) -> RobotsCache {
     let cache = RobotsCache::default();
     let now = now_s();
     for e in store.load_fresh(now) {
         let robots = Robots::from_response(e.status, &e.body, agent);
         if let (Some(d), Ok(u)) = (robots.crawl_delay(), url::Url::parse(&e.origin)) {
-            gates.raise_delay(u.host_str().unwrap_or(""), d);
+            let host = u.host_str().unwrap_or("");
+            gates.raise_delay(mgz_url::host_queue_key(host, politeness), d);
         }
         let age = now.saturating_sub(e.fetched_at);
         let ttl = Duration::from_secs(CACHE_TTL.as_secs().saturating_sub(age));

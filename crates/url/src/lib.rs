@@ -38,5 +38,5 @@ pub use canonical::CanonicalUrl;
 pub use error::UrlError;
 pub use plain::PlainUrl;
 pub use policy::Policy;
-pub use queue::QueueKeyKind;
+pub use queue::{QueueKeyKind, host_queue_key};
 pub use surt::{SurtOptions, surt};

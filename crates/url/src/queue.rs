@@ -59,6 +59,22 @@ impl CanonicalUrl {
     }
 }
 
+/// [`CanonicalUrl::queue_key`] from a host alone, as `url::Url::host_str`
+/// gives it for a parsed URL (lowercase, IDNA, an IPv6 literal in brackets):
+/// for callers that hold a host, not the canonical URL (a politeness gate).
+pub fn host_queue_key(host: &str, kind: QueueKeyKind) -> &str {
+    match kind {
+        QueueKeyKind::Host => host,
+        QueueKeyKind::RegistrableDomain => {
+            if host.starts_with('[') || host.parse::<std::net::Ipv4Addr>().is_ok() {
+                host
+            } else {
+                psl::domain_str(host).unwrap_or(host)
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,6 +111,42 @@ mod tests {
             url("http://localhost/").queue_key(QueueKeyKind::RegistrableDomain),
             "localhost"
         );
+    }
+
+    #[test]
+    fn a_hosts_key_is_its_urls_key() {
+        for u in [
+            "https://docs.example.com:8443/x",
+            "http://a.b.example.co.uk/",
+            "http://user.github.io/",
+            "http://localhost/",
+            "http://co.uk/",
+            "http://192.0.2.1/",
+            "http://[2001:DB8::1]/",
+            "http://xn--bcher-kva.example/",
+            "http://BÜCHER.example.com/",
+            "http://sim/",
+            "http://www.site-3.sim/a",
+            "http://a.x.test/",
+        ] {
+            let c = url(u);
+            let host = c.as_url().host_str().unwrap();
+            for kind in [QueueKeyKind::Host, QueueKeyKind::RegistrableDomain] {
+                assert_eq!(
+                    host_queue_key(host, kind),
+                    c.queue_key(kind),
+                    "{u} {kind:?}"
+                );
+            }
+        }
+        assert_eq!(
+            host_queue_key("b.x.test", QueueKeyKind::RegistrableDomain),
+            "x.test"
+        );
+        // Not a host at all: answered, not a panic.
+        for odd in ["", ".", "..", "[", "a..b", "999.1.1.1", "-.com"] {
+            let _ = host_queue_key(odd, QueueKeyKind::RegistrableDomain);
+        }
     }
 
     #[test]
