@@ -36,9 +36,11 @@ impl std::str::FromStr for Scope {
     }
 }
 
-/// The registrable domain of `host` (public suffix + 1 label), or the host itself.
+/// The registrable domain of `host` (public suffix + 1 label), or the host
+/// itself (an IP literal: the list would make `192.0.2.1`'s domain `2.1`,
+/// shared with every address ending in `.2.1`).
 pub fn registrable_domain(host: &str) -> &str {
-    psl::domain_str(host).unwrap_or(host)
+    mgz_url::host_queue_key(host, mgz_url::QueueKeyKind::RegistrableDomain)
 }
 
 /// Trap limits.
@@ -263,5 +265,20 @@ mod tests {
             lim,
         );
         assert!(f.host_in_scope("blog.example.co.uk") && !f.host_in_scope("other.co.uk"));
+        // An IP-literal seed is its own domain: not every address that ends
+        // in the same two numbers (the list's default rule reads `2.1` as a
+        // domain under the suffix `1`).
+        let lim = TrapLimits::default();
+        let f = Filter::new(
+            Scope::Domain,
+            &["192.0.2.1".into()],
+            None,
+            None,
+            lim.clone(),
+        );
+        assert!(f.host_in_scope("192.0.2.1"));
+        assert!(!f.host_in_scope("10.0.2.1") && !f.host_in_scope("2.1"));
+        let f = Filter::new(Scope::Domain, &["[2001:db8::1]".into()], None, None, lim);
+        assert!(f.host_in_scope("[2001:db8::1]") && !f.host_in_scope("[2001:db8::2]"));
     }
 }

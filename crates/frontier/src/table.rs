@@ -193,12 +193,11 @@ pub struct Table {
 }
 
 /// The registrable domain of a queue key (the key itself when it has none,
-/// e.g. an IP address or a custom key).
+/// e.g. an IP address or a custom key): the unit of fairness. An IP literal
+/// is its own domain (the Public Suffix List's default rule would make
+/// `192.0.2.1` and `10.0.2.1` one domain, `2.1`, sharing one turn).
 pub fn registrable_domain(key: &str) -> String {
-    match psl::domain_str(key) {
-        Some(d) => d.to_string(),
-        None => key.to_string(),
-    }
+    mgz_url::host_queue_key(key, mgz_url::QueueKeyKind::RegistrableDomain).to_string()
 }
 
 impl Table {
@@ -363,5 +362,25 @@ impl Queue {
             return false;
         }
         self.due_hint_s.saturating_mul(1000) <= now_ms
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::registrable_domain;
+
+    #[test]
+    fn each_ip_literal_key_is_its_own_domain() {
+        assert_eq!(registrable_domain("a.b.example.co.uk"), "example.co.uk");
+        assert_eq!(registrable_domain("www.site-1.sim"), "site-1.sim");
+        assert_eq!(registrable_domain("192.0.2.1"), "192.0.2.1");
+        assert_eq!(registrable_domain("10.0.2.1"), "10.0.2.1");
+        assert_eq!(registrable_domain("[2001:db8::1]"), "[2001:db8::1]");
+        // Custom keys (URLFrontier clients choose any) stay whole or group
+        // as host names do; none panics.
+        assert_eq!(registrable_domain("localhost"), "localhost");
+        for odd in ["", "my queue", "..", "[", "a:b"] {
+            let _ = registrable_domain(odd);
+        }
     }
 }
