@@ -1,13 +1,16 @@
 //! Fuzzes `CanonicalUrl::parse` and everything derived from its output.
 //!
 //! Beyond "no panic", checks the crate's invariants on every accepted input:
-//! idempotence, key round trip, that SURT/IA paths accept the result, and
-//! that `PlainUrl::check` (the parser-free path) agrees with the parser
-//! wherever it answers.
+//! idempotence, key round trip, that SURT/IA paths accept the result, that
+//! `PlainUrl::check` (the parser-free path) agrees with the parser
+//! wherever it answers, and that a host's queue key (`host_queue_key`, what
+//! the politeness gates use) is its URL's.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mgz_url::{CanonicalUrl, PlainUrl, Policy, SurtOptions, ia, surt};
+use mgz_url::{
+    CanonicalUrl, PlainUrl, Policy, QueueKeyKind, SurtOptions, host_queue_key, ia, surt,
+};
 
 fuzz_target!(|data: &[u8]| {
     let _ = CanonicalUrl::from_key_bytes(data);
@@ -16,6 +19,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let _ = ia::surt(text, SurtOptions::default());
     let _ = ia::google_canonicalize(text);
+    let _ = host_queue_key(text, QueueKeyKind::RegistrableDomain);
     for policy in [Policy::safe(), Policy::aggressive()] {
         if let Some(plain) = PlainUrl::check(text, &policy) {
             let url = CanonicalUrl::parse(text, None, &policy).expect("plain text parses");
@@ -30,6 +34,14 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(again.as_ref(), Ok(&url), "not idempotent: {text:?}");
         let back = CanonicalUrl::from_key_bytes(&url.key_bytes());
         assert_eq!(back.as_ref(), Ok(&url), "key round trip: {text:?}");
+        let host = url.as_url().host_str().unwrap_or("");
+        for kind in [QueueKeyKind::Host, QueueKeyKind::RegistrableDomain] {
+            assert_eq!(
+                host_queue_key(host, kind),
+                url.queue_key(kind),
+                "queue key: {text:?}"
+            );
+        }
         let _ = surt(&url, SurtOptions::default());
         let _ = CanonicalUrl::parse("../x?y#z", Some(&url), &policy);
     }
