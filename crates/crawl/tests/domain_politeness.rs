@@ -17,7 +17,7 @@ const DELAY: Duration = Duration::from_millis(150);
 /// How long the server takes over each answer.
 const SERVE: Duration = Duration::from_millis(20);
 
-/// One request as the server saw it: host, path, arrival, answer written.
+/// One request as the server saw it: host, path, arrival, answer sent.
 type Seen = (String, String, Instant, Instant);
 
 /// Serves the three hosts (each `/` links to the other hosts and to two
@@ -62,6 +62,9 @@ async fn serve(listener: tokio::net::TcpListener, log: Arc<Mutex<Vec<Seen>>>) {
                 _ => ("404 Not Found", String::new()),
             };
             tokio::time::sleep(SERVE).await;
+            // Stamped before the answer goes out: the crawler cannot have
+            // finished with it earlier.
+            let answered = Instant::now();
             let reply = format!(
                 "HTTP/1.1 {status}\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\
                  Connection: close\r\n\r\n{body}",
@@ -69,9 +72,7 @@ async fn serve(listener: tokio::net::TcpListener, log: Arc<Mutex<Vec<Seen>>>) {
             );
             let _ = sock.write_all(reply.as_bytes()).await;
             let _ = sock.flush().await;
-            log.lock()
-                .unwrap()
-                .push((host, path, arrived, Instant::now()));
+            log.lock().unwrap().push((host, path, arrived, answered));
         });
     }
 }
