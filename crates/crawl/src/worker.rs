@@ -52,8 +52,22 @@ fn bump_meta(m: &mut Metadata, key: &str) -> u32 {
     n
 }
 
+/// The whole second (since the epoch) from which a URL or queue waiting
+/// `d` (at least a second) may be served again.
 fn later(d: Duration) -> u64 {
-    crate::queue::now_s() + d.as_secs_f64().ceil().max(1.0) as u64
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX));
+    later_at(now_ms, d)
+}
+
+/// [`later`] at `now_ms`: rounded up, so the wait is never shorter than
+/// `d` (the frontier serves from `until × 1000` ms). Rounding `now` down
+/// first, as until session 41, cut up to a second off it: a `Retry-After:
+/// 1` was honoured after 0–1 s.
+fn later_at(now_ms: u64, d: Duration) -> u64 {
+    let wait_ms = u64::try_from(d.max(Duration::from_secs(1)).as_millis()).unwrap_or(u64::MAX);
+    now_ms.saturating_add(wait_ms).div_ceil(1000)
 }
 
 fn now_rfc3339() -> String {
@@ -343,5 +357,35 @@ fn fill_keywords(row: &mut PageRow, ex: extract::Extracted, noindex: bool) {
         // still indexed by title, description and keywords (a NULL text
         // marks a noindex page, which the index leaves out).
         row.text = Some(ex.text);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wait_is_never_cut_short_by_rounding() {
+        let s = Duration::from_secs;
+        // On a whole second, and just after one: a full second either way.
+        assert_eq!(later_at(10_000, s(1)), 11);
+        assert_eq!(later_at(10_001, s(1)), 12);
+        assert_eq!(later_at(10_999, s(1)), 12);
+        // Less than a second waits one; fractions round up.
+        assert_eq!(later_at(10_000, Duration::ZERO), 11);
+        assert_eq!(later_at(10_000, Duration::from_millis(1_500)), 12);
+        assert_eq!(later_at(u64::MAX - 5, s(3600)), u64::MAX.div_ceil(1000));
+        assert_eq!(later_at(0, Duration::MAX), u64::MAX.div_ceil(1000));
+        for now_ms in (0..5_000).step_by(7) {
+            for wait_ms in [0u64, 1, 999, 1_000, 1_001, 2_500, 60_000] {
+                let until = later_at(now_ms, Duration::from_millis(wait_ms));
+                let due = until * 1000;
+                assert!(due >= now_ms + wait_ms.max(1_000), "{now_ms} {wait_ms}");
+                assert!(
+                    due < now_ms + wait_ms.max(1_000) + 1_000,
+                    "{now_ms} {wait_ms}"
+                );
+            }
+        }
     }
 }

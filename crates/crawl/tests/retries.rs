@@ -70,3 +70,52 @@ async fn a_retry_due_much_later_is_left_for_a_later_run() {
     assert_eq!(rows.len(), 1, "only the first page is settled: {rows:?}");
     assert_eq!(summary.errors.get("http_503"), None, "{summary:?}");
 }
+
+/// A `Retry-After` is a lower bound: the URL is asked again no sooner.
+/// Until session 41 the retry time was rounded to whole seconds from the
+/// current second, so `Retry-After: 1` was honoured after 0–1 s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_after_is_waited_out_in_full() {
+    use std::sync::{Arc, Mutex};
+    use std::time::Instant;
+    // When the server answered each request to /busy (stamped before the
+    // answer is sent: the crawler cannot have it earlier).
+    let answered = Arc::new(Mutex::new(Vec::<(Instant, u16)>::new()));
+    let log = answered.clone();
+    let (dir, mut cfg) = common::raw_host("after.test", move |path| match path {
+        "/" => (
+            "200 OK",
+            "text/html".into(),
+            b"<a href=/busy>b</a>".to_vec(),
+        ),
+        _ => {
+            let mut log = log.lock().unwrap();
+            let busy = log.len() < 2;
+            log.push((Instant::now(), if busy { 429 } else { 200 }));
+            if busy {
+                (
+                    "429 Too Many Requests",
+                    "text/html\r\nRetry-After: 1".into(),
+                    Vec::new(),
+                )
+            } else {
+                ("200 OK", "text/html".into(), b"<title>t</title>".to_vec())
+            }
+        }
+    })
+    .await;
+    cfg.ignore_robots = true;
+    let summary = common::run(cfg).await;
+    let stored = common::stored_pages(&dir.path().join("pages.db"));
+    common::assert_stored(&stored, "after.test", &["", "busy"], &summary);
+    let answered = answered.lock().unwrap().clone();
+    assert_eq!(answered.len(), 3, "{answered:?}");
+    for w in answered.windows(2) {
+        let gap = w[1].0 - w[0].0;
+        // 5 ms for the frontier's wall clock against this monotonic one.
+        assert!(
+            gap >= Duration::from_millis(995),
+            "asked again {gap:?} after a Retry-After of 1 s: {answered:?}"
+        );
+    }
+}
