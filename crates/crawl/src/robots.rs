@@ -30,7 +30,7 @@ pub enum Robots {
     Rules(Box<texting_robots::Robot>),
     /// robots.txt absent (4xx) or ignored: everything allowed.
     AllowAll,
-    /// robots.txt unreachable (5xx, timeout): nothing allowed until retried.
+    /// robots.txt unreachable (5xx, 429, timeout): nothing allowed until retried.
     Unreachable,
 }
 
@@ -46,6 +46,12 @@ impl Robots {
                     Err(_) => Robots::AllowAll,
                 }
             }
+            // 429 Too Many Requests is the server asking us to slow down,
+            // not saying there is no robots.txt: taken as unreachable (asked
+            // again later, nothing fetched meanwhile), as Google does. RFC
+            // 9309 lets a crawler read any 4xx as "allow all", which would
+            // crawl a throttling site without its rules.
+            429 => Robots::Unreachable,
             // A redirect chain given up on (a loop, more than five hops; see
             // `robots_fetch`) counts as "unavailable", like 4xx.
             300..=499 => Robots::AllowAll,
@@ -148,6 +154,15 @@ mod tests {
     fn status_classes() {
         assert!(Robots::from_response(404, b"", UA).allowed("http://a/x"));
         assert!(!Robots::from_response(500, b"", UA).allowed("http://a/x"));
+        for s in [401, 403, 410, 451] {
+            assert!(
+                Robots::from_response(s, b"", UA).allowed("http://a/x"),
+                "{s}"
+            );
+        }
+        let throttled = Robots::from_response(429, b"User-agent: *\nAllow: /\n", UA);
+        assert!(matches!(throttled, Robots::Unreachable));
+        assert!(!throttled.allowed("http://a/x"));
         assert!(!Robots::from_response(0, b"", UA).allowed("http://a/x"));
         let r = Robots::from_response(200, b"User-agent: *\nDisallow: /private\n", UA);
         assert!(r.allowed("http://a/x") && !r.allowed("http://a/private/1"));

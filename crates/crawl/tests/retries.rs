@@ -119,3 +119,38 @@ async fn a_retry_after_is_waited_out_in_full() {
         );
     }
 }
+
+/// A robots.txt answered with 429 is not "no robots.txt": the host waits,
+/// robots.txt is asked again, and its rules apply. Until session 41 the 429
+/// counted as a 4xx, "allow all", and the disallowed page was fetched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_throttled_robots_txt_is_asked_again_not_taken_as_allow_all() {
+    let asked = AtomicU32::new(0);
+    let (dir, mut cfg) = common::raw_host("slow.test", move |path| match path {
+        "/robots.txt" if asked.fetch_add(1, Ordering::SeqCst) == 0 => {
+            ("429 Too Many Requests", "text/plain".into(), Vec::new())
+        }
+        "/robots.txt" => (
+            "200 OK",
+            "text/plain".into(),
+            b"User-agent: *\nDisallow: /private\n".to_vec(),
+        ),
+        "/" => (
+            "200 OK",
+            "text/html".into(),
+            b"<a href=/private>p</a><a href=/open>o</a>".to_vec(),
+        ),
+        _ => ("200 OK", "text/html".into(), b"<title>t</title>".to_vec()),
+    })
+    .await;
+    cfg.robots_retry = Duration::from_secs(1);
+    cfg.robots_retries = 2;
+    let summary = common::run(cfg).await;
+    let stored = common::stored_pages(&dir.path().join("pages.db"));
+    common::assert_stored(&stored, "slow.test", &["", "open"], &summary);
+    assert!(
+        !stored.contains("http://slow.test/private"),
+        "fetched a page robots.txt disallows: {stored:?} {summary:?}"
+    );
+    assert_eq!(summary.robots_excluded, 1, "{summary:?}");
+}
