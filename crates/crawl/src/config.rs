@@ -55,6 +55,9 @@ pub struct CrawlConfig {
     /// its hosts' robots.txt files; robots.txt itself, the per-host page
     /// budget and giving a dead host up stay per host.
     pub politeness: mgz_url::QueueKeyKind,
+    /// Parsed robots.txt files kept in memory (see `robots`); the rest are
+    /// read back from the state's `robots.db` when needed.
+    pub robots_cache: usize,
     /// Seen-set backend name passed to the frontier.
     pub seen_backend: String,
     /// Canonicalisation policy.
@@ -119,6 +122,7 @@ impl Default for CrawlConfig {
             per_host: 1,
             delay: Duration::from_millis(1000),
             politeness: mgz_url::QueueKeyKind::Host,
+            robots_cache: crate::robots::CACHE_CAPACITY,
             seen_backend: "hash".into(),
             policy: mgz_url::Policy::safe(),
             fetch: FetchConfig::default(),

@@ -7,8 +7,15 @@
 //!   and robots.txt is fetched again after [`RETRY_UNREACHABLE`].
 //!
 //! Bodies beyond [`MAX_ROBOTS_BYTES`] (500 KiB) are cut before parsing, as the
-//! RFC allows. An entry lives [`CACHE_TTL`] (24 h). Memory: one entry per origin
-//! (the parsed rule set, typically a few hundred bytes).
+//! RFC allows. An entry lives [`CACHE_TTL`] (24 h). A 429 counts as
+//! unreachable, not as 4xx (see [`Robots::from_response`]).
+//!
+//! Memory: [`RobotsCache`] holds at most its capacity of parsed rule sets
+//! ([`CACHE_CAPACITY`] by default; a rule set is typically a few hundred
+//! bytes, tens of KiB for the longest files). Past it, the entries that
+//! expire first are dropped, an eighth of the capacity at a time; a dropped
+//! definite outcome is read back from the state's `robots.db`
+//! (`robots_store`) when its origin comes up again, not fetched again.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -93,13 +100,60 @@ struct Entry {
     expires: Instant,
 }
 
-/// Robots outcomes per origin (`scheme://host:port`), shared by all workers.
-#[derive(Default)]
+/// Origins whose parsed robots.txt [`RobotsCache::default`] keeps in memory.
+pub const CACHE_CAPACITY: usize = 50_000;
+
+/// Robots outcomes per origin (`scheme://host:port`), shared by all workers,
+/// at most `capacity` of them (see the module docs).
 pub struct RobotsCache {
     map: Mutex<HashMap<String, Entry>>,
+    capacity: usize,
+}
+
+impl Default for RobotsCache {
+    fn default() -> Self {
+        Self::with_capacity(CACHE_CAPACITY)
+    }
 }
 
 impl RobotsCache {
+    /// A cache of at most `capacity` origins (at least 1).
+    pub fn with_capacity(capacity: usize) -> Self {
+        RobotsCache {
+            map: Mutex::new(HashMap::new()),
+            capacity: capacity.max(1),
+        }
+    }
+
+    /// Inserts under the lock, first dropping an eighth of the entries when
+    /// the map is full: expired ones first, then the definite outcomes that
+    /// expire soonest (`robots.db` has them), unreachable ones last (they
+    /// are not stored: dropped, they would be asked again before their
+    /// retry time).
+    fn insert(&self, origin: &str, entry: Entry) {
+        let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
+        if map.len() >= self.capacity && !map.contains_key(origin) {
+            let drop = (self.capacity / 8).max(1).min(map.len());
+            let now = Instant::now();
+            let mut order: Vec<(u8, Instant, String)> = map
+                .iter()
+                .map(|(k, e)| {
+                    let rank = match *e.robots {
+                        _ if e.expires <= now => 0,
+                        Robots::Unreachable => 2,
+                        _ => 1,
+                    };
+                    (rank, e.expires, k.clone())
+                })
+                .collect();
+            order.select_nth_unstable(drop - 1);
+            for (_, _, k) in order.into_iter().take(drop) {
+                map.remove(&k);
+            }
+        }
+        map.insert(origin.to_string(), entry);
+    }
+
     /// The cached outcome for `origin`, if still fresh.
     pub fn get(&self, origin: &str) -> Option<Arc<Robots>> {
         let map = self.map.lock().unwrap_or_else(|p| p.into_inner());
@@ -118,19 +172,19 @@ impl RobotsCache {
             robots: robots.clone(),
             expires: Instant::now() + ttl,
         };
-        let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
-        map.insert(origin.to_string(), entry);
+        self.insert(origin, entry);
         robots
     }
 
     /// Stores an outcome remembered from an earlier run, trusted for `ttl` more.
-    pub fn put_for(&self, origin: &str, robots: Robots, ttl: Duration) {
+    pub fn put_for(&self, origin: &str, robots: Robots, ttl: Duration) -> Arc<Robots> {
+        let robots = Arc::new(robots);
         let entry = Entry {
-            robots: Arc::new(robots),
+            robots: robots.clone(),
             expires: Instant::now() + ttl,
         };
-        let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
-        map.insert(origin.to_string(), entry);
+        self.insert(origin, entry);
+        robots
     }
 
     /// Number of origins cached.
@@ -149,6 +203,41 @@ mod tests {
     use super::*;
 
     const UA: &str = "mgz";
+
+    #[test]
+    fn the_cache_keeps_its_capacity_and_the_longest_lived() {
+        let cache = RobotsCache::with_capacity(8);
+        for i in 0..40u64 {
+            // Later origins live longer.
+            cache.put_for(
+                &format!("http://h{i}"),
+                Robots::AllowAll,
+                Duration::from_secs(100 + i),
+            );
+            assert!(cache.len() <= 8, "{} after {i}", cache.len());
+        }
+        assert!(cache.get("http://h39").is_some() && cache.get("http://h38").is_some());
+        assert!(cache.get("http://h0").is_none());
+        // Replacing an origin already cached drops nothing.
+        let before = cache.len();
+        cache.put_for("http://h39", Robots::Unreachable, Duration::from_secs(1));
+        assert_eq!(cache.len(), before);
+        // Expired entries go first.
+        let cache = RobotsCache::with_capacity(2);
+        cache.put_for("http://old", Robots::AllowAll, Duration::ZERO);
+        cache.put_for("http://keep", Robots::AllowAll, Duration::from_secs(60));
+        cache.put_for("http://new", Robots::AllowAll, Duration::from_secs(60));
+        assert!(cache.get("http://keep").is_some() && cache.get("http://new").is_some());
+        assert_eq!(cache.len(), 2);
+        // Unreachable outcomes (never stored) outlive definite ones.
+        let cache = RobotsCache::with_capacity(2);
+        cache.put_for("http://down", Robots::Unreachable, Duration::from_secs(1));
+        cache.put_for("http://rules", Robots::AllowAll, Duration::from_secs(60));
+        cache.put_for("http://next", Robots::AllowAll, Duration::from_secs(60));
+        assert!(cache.get("http://down").is_some() && cache.get("http://next").is_some());
+        assert!(cache.get("http://rules").is_none());
+        assert_eq!(RobotsCache::with_capacity(0).capacity, 1);
+    }
 
     #[test]
     fn status_classes() {

@@ -10,11 +10,13 @@
 //! "unavailable" (everything allowed), and as a failed sitemap fetch.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::CrawlError;
 use crate::discover::discover;
 use crate::fetch::Fetched;
-use crate::robots::Robots;
+use crate::gate::Gates;
+use crate::robots::{CACHE_TTL, Robots, RobotsCache};
 use crate::robots_store::SavedRobots;
 use crate::run::Shared;
 use crate::sitemap::{self, Sitemap};
@@ -64,13 +66,35 @@ pub async fn robots_for(sh: &Shared, url: &url::Url, depth: u32) -> Arc<Robots> 
     if let Some(r) = sh.robots.get(&origin) {
         return r;
     }
+    // One fetch per origin at a time: the others wait for its outcome.
     let lock = {
         let mut m = sh.robots_locks.lock().unwrap_or_else(|p| p.into_inner());
         m.entry(origin.clone()).or_default().clone()
     };
-    let _guard = lock.lock().await;
+    let robots = {
+        let _guard = lock.lock().await;
+        robots_locked(sh, url, depth, origin.clone()).await
+    };
+    // The lock is forgotten once no task holds it (the map would otherwise
+    // keep one per origin ever seen); clones are taken under the map's lock.
+    let mut m = sh.robots_locks.lock().unwrap_or_else(|p| p.into_inner());
+    if Arc::strong_count(&lock) == 2 {
+        m.remove(&origin);
+    }
+    robots
+}
+
+/// [`robots_for`] under the origin's lock.
+async fn robots_locked(sh: &Shared, url: &url::Url, depth: u32, origin: String) -> Arc<Robots> {
     if let Some(r) = sh.robots.get(&origin) {
         return r;
+    }
+    // Fetched by this crawl before (its sitemaps read then), and since
+    // dropped from the bounded cache or never loaded into it.
+    let now = crate::queue::now_s();
+    if let Some(e) = sh.robots_store.load(&origin, now) {
+        let agent = &sh.robots_agent;
+        return restore(&sh.robots, &sh.gates, agent, sh.cfg.politeness, &e, now);
     }
     let host = url.host_str().unwrap_or("");
     let mut saved = SavedRobots {
@@ -124,6 +148,26 @@ pub async fn robots_for(sh: &Shared, url: &url::Url, depth: u32) -> Arc<Robots> 
         sh.robots_store.save(&saved);
     }
     robots
+}
+
+/// Puts a remembered outcome `e` (from `robots.db`) into `cache` for what is
+/// left of its 24 hours and applies its `Crawl-delay` to the gates.
+pub fn restore(
+    cache: &RobotsCache,
+    gates: &Gates,
+    agent: &str,
+    politeness: mgz_url::QueueKeyKind,
+    e: &SavedRobots,
+    now_s: u64,
+) -> Arc<Robots> {
+    let robots = Robots::from_response(e.status, &e.body, agent);
+    if let (Some(d), Ok(u)) = (robots.crawl_delay(), url::Url::parse(&e.origin)) {
+        let host = u.host_str().unwrap_or("");
+        gates.raise_delay(mgz_url::host_queue_key(host, politeness), d);
+    }
+    let age = now_s.saturating_sub(e.fetched_at);
+    let ttl = Duration::from_secs(CACHE_TTL.as_secs().saturating_sub(age));
+    cache.put_for(&e.origin, robots, ttl)
 }
 
 /// `map` as an absolute URL, resolved against `base` when it is relative.

@@ -79,6 +79,11 @@ fn set_aside(path: &Path) {
     }
 }
 
+/// The oldest `fetched_at` still fresh at `now_s`, exclusive.
+fn fresh_since(now_s: u64) -> i64 {
+    i64::try_from(now_s.saturating_sub(CACHE_TTL.as_secs())).unwrap_or(i64::MAX)
+}
+
 impl RobotsStore {
     /// Opens `path`, replacing it with an empty store if it is unreadable.
     pub fn open(path: &Path) -> RobotsStore {
@@ -97,26 +102,43 @@ impl RobotsStore {
         }
     }
 
-    /// Entries fetched less than [`CACHE_TTL`] before `now_s`.
-    pub fn load_fresh(&self, now_s: u64) -> Vec<SavedRobots> {
+    /// Entries fetched less than [`CACHE_TTL`] before `now_s`, the most
+    /// recent first, at most `limit` of them (the rest stay on disk and are
+    /// read one at a time by [`RobotsStore::load`]).
+    pub fn load_fresh(&self, now_s: u64, limit: usize) -> Vec<SavedRobots> {
+        self.query(
+            "SELECT origin, status, body, fetched_at FROM robots WHERE fetched_at > ?1 \
+             ORDER BY fetched_at DESC LIMIT ?2",
+            params![fresh_since(now_s), i64::try_from(limit).unwrap_or(i64::MAX)],
+        )
+    }
+
+    /// `origin`'s entry if it was fetched less than [`CACHE_TTL`] before `now_s`.
+    pub fn load(&self, origin: &str, now_s: u64) -> Option<SavedRobots> {
+        self.query(
+            "SELECT origin, status, body, fetched_at FROM robots \
+             WHERE origin = ?1 AND fetched_at > ?2",
+            params![origin, fresh_since(now_s)],
+        )
+        .pop()
+    }
+
+    fn query(&self, sql: &str, args: impl rusqlite::Params) -> Vec<SavedRobots> {
         let Some(conn) = &self.conn else {
             return Vec::new();
         };
         let conn = conn.lock().unwrap_or_else(|p| p.into_inner());
-        let since = now_s.saturating_sub(CACHE_TTL.as_secs()) as i64;
-        let rows = conn
-            .prepare("SELECT origin, status, body, fetched_at FROM robots WHERE fetched_at > ?1")
-            .and_then(|mut st| {
-                st.query_map([since], |r| {
-                    Ok(SavedRobots {
-                        origin: r.get(0)?,
-                        status: r.get(1)?,
-                        body: r.get(2)?,
-                        fetched_at: r.get::<_, i64>(3)?.max(0) as u64,
-                    })
-                })?
-                .collect::<rusqlite::Result<Vec<_>>>()
-            });
+        let rows = conn.prepare_cached(sql).and_then(|mut st| {
+            st.query_map(args, |r| {
+                Ok(SavedRobots {
+                    origin: r.get(0)?,
+                    status: r.get(1)?,
+                    body: r.get(2)?,
+                    fetched_at: r.get::<_, i64>(3)?.max(0) as u64,
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()
+        });
         rows.unwrap_or_else(|e| {
             tracing::warn!("robots.db: {e}; robots.txt will be fetched again");
             Vec::new()
@@ -175,7 +197,29 @@ mod tests {
             s.save(&entry("http://a", now - 5)); // replaces
         }
         let s = RobotsStore::open(&path);
-        assert_eq!(s.load_fresh(now), vec![entry("http://a", now - 5)]);
+        assert_eq!(
+            s.load_fresh(now, usize::MAX),
+            vec![entry("http://a", now - 5)]
+        );
+        // One origin at a time, fresh ones only.
+        assert_eq!(s.load("http://a", now), Some(entry("http://a", now - 5)));
+        assert_eq!(s.load("http://old", now), None);
+        assert_eq!(s.load("http://none", now), None);
+    }
+
+    #[test]
+    fn a_limited_load_takes_the_most_recent() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = RobotsStore::open(&dir.path().join("robots.db"));
+        let now = 1_800_000_000;
+        for i in 0..10 {
+            s.save(&entry(&format!("http://h{i}.test"), now - 100 + i));
+        }
+        let got: Vec<String> = s.load_fresh(now, 3).into_iter().map(|e| e.origin).collect();
+        assert_eq!(got, ["http://h9.test", "http://h8.test", "http://h7.test"]);
+        assert_eq!(s.load_fresh(now, 0).len(), 0);
+        // Every entry is still there for `load`.
+        assert!(s.load("http://h0.test", now).is_some());
     }
 
     #[test]
@@ -188,16 +232,20 @@ mod tests {
         )
         .unwrap();
         let s = RobotsStore::open(&path);
-        assert!(s.load_fresh(1).is_empty());
+        assert!(s.load_fresh(1, usize::MAX).is_empty());
         s.save(&entry("http://a", 100));
-        assert_eq!(s.load_fresh(100).len(), 1);
+        assert_eq!(s.load_fresh(100, usize::MAX).len(), 1);
         assert!(path.with_extension("db.corrupt").exists());
         drop(s);
         // Another format version is set aside too.
         let c = Connection::open(&path).unwrap();
         c.execute_batch("PRAGMA user_version = 99").unwrap();
         drop(c);
-        assert!(RobotsStore::open(&path).load_fresh(100).is_empty());
+        assert!(
+            RobotsStore::open(&path)
+                .load_fresh(100, usize::MAX)
+                .is_empty()
+        );
     }
 
     #[test]
@@ -219,7 +267,7 @@ mod tests {
         }
         std::fs::write(&path, bytes).unwrap();
         let s = RobotsStore::open(&path);
-        let n = s.load_fresh(100).len();
+        let n = s.load_fresh(100, usize::MAX).len();
         assert_eq!(n, 0, "a damaged file must be set aside");
     }
 }

@@ -21,7 +21,7 @@ use crate::config::CrawlConfig;
 use crate::fetch::Fetcher;
 use crate::gate::Gates;
 use crate::queue::{Queue, now_s};
-use crate::robots::{CACHE_TTL, Robots, RobotsCache};
+use crate::robots::RobotsCache;
 use crate::robots_store::RobotsStore;
 use crate::stats::{Counters, Summary};
 use crate::store::Store;
@@ -201,7 +201,7 @@ async fn open_shared(cfg: CrawlConfig) -> Result<Arc<Shared>, CrawlError> {
         &robots_store,
         &gates,
         &robots_token(&cfg.fetch.user_agent),
-        cfg.politeness,
+        &cfg,
     );
     Ok(Arc::new(Shared {
         fetcher,
@@ -223,25 +223,19 @@ async fn open_shared(cfg: CrawlConfig) -> Result<Arc<Shared>, CrawlError> {
     }))
 }
 
-/// The robots.txt outcomes fetched by earlier runs less than 24 h ago, with
-/// their `Crawl-delay`s applied to the gates.
+/// The robots.txt outcomes fetched by earlier runs less than 24 h ago, the
+/// most recent up to the cache's capacity, with their `Crawl-delay`s applied
+/// to the gates (the rest are read from the store when their origin comes up).
 fn remembered_robots(
     store: &RobotsStore,
     gates: &Gates,
     agent: &str,
-    politeness: mgz_url::QueueKeyKind,
+    cfg: &CrawlConfig,
 ) -> RobotsCache {
-    let cache = RobotsCache::default();
+    let cache = RobotsCache::with_capacity(cfg.robots_cache);
     let now = now_s();
-    for e in store.load_fresh(now) {
-        let robots = Robots::from_response(e.status, &e.body, agent);
-        if let (Some(d), Ok(u)) = (robots.crawl_delay(), url::Url::parse(&e.origin)) {
-            let host = u.host_str().unwrap_or("");
-            gates.raise_delay(mgz_url::host_queue_key(host, politeness), d);
-        }
-        let age = now.saturating_sub(e.fetched_at);
-        let ttl = Duration::from_secs(CACHE_TTL.as_secs().saturating_sub(age));
-        cache.put_for(&e.origin, robots, ttl);
+    for e in store.load_fresh(now, cfg.robots_cache) {
+        crate::robots_fetch::restore(&cache, gates, agent, cfg.politeness, &e, now);
     }
     cache
 }
