@@ -12,10 +12,12 @@
 //!
 //! Memory: [`RobotsCache`] holds at most its capacity of parsed rule sets
 //! ([`CACHE_CAPACITY`] by default; a rule set is typically a few hundred
-//! bytes, tens of KiB for the longest files). Past it, the entries that
-//! expire first are dropped, an eighth of the capacity at a time; a dropped
-//! definite outcome is read back from the state's `robots.db`
-//! (`robots_store`) when its origin comes up again, not fetched again.
+//! bytes, tens of KiB for the longest files). Past it, an eighth of the
+//! capacity is dropped at a time: expired entries first, then the definite
+//! outcomes that expire soonest, unreachable ones last (they are not
+//! stored). A dropped definite outcome is read back from the state's
+//! `robots.db` (`robots_store`) when its origin comes up again, not fetched
+//! again.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
