@@ -341,6 +341,13 @@ async fn dispatch(sh: &Arc<Shared>, stop: &AtomicBool) -> Result<(), CrawlError>
         while let Some(r) = tasks.try_join_next() {
             note(r, &mut first_error);
         }
+        // Permits first, responses second: a fetch counts its response
+        // before it releases its permit, so a fetch ending between the two
+        // reads is counted at least once (in flight, or fetched, or both;
+        // the semaphore's release and acquiring read order the count).
+        // Read the other way round, it could be in neither, and the budget
+        // leased one fetch too many (`--max-pages 30` fetched 31, once).
+        let free_now = permits.available_permits();
         let fetched = sh.budget.earlier() + sh.counters.pages_fetched.load(Ordering::Relaxed);
         sh.budget.save_soon(fetched);
         let spent = sh.cfg.max_pages > 0 && fetched >= sh.cfg.max_pages;
@@ -364,7 +371,8 @@ async fn dispatch(sh: &Arc<Shared>, stop: &AtomicBool) -> Result<(), CrawlError>
                 continue;
             }
         };
-        let mut free = permits.available_permits();
+        // Permits released since `free_now` are left for the next turn.
+        let mut free = free_now;
         // Fetches the budget still allows after those in flight.
         let mut budget_left = u64::MAX;
         if sh.cfg.max_pages > 0 {
