@@ -107,6 +107,11 @@ pub struct CrawlArgs {
     /// How often an unreachable robots.txt is retried before its URLs are dropped.
     #[arg(long, default_value_t = 2)]
     pub robots_retries: u32,
+    /// MiB of parsed robots.txt files kept in memory (estimated; a rule
+    /// with `$` costs tens of KiB); past it, files are read back from the
+    /// state's robots.db and parsed again when their host comes up.
+    #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
+    pub robots_memory: u64,
     /// Give a host up for the run after this many network failures in a row
     /// (connect errors, timeouts) over at least five minutes; 0: never.
     #[arg(long, default_value_t = 10)]
@@ -178,6 +183,7 @@ pub fn config(args: &CrawlArgs, state_dir: PathBuf) -> anyhow::Result<CrawlConfi
         strict_depth: !args.loose_depth,
         robots_retry: Duration::from_secs(args.robots_retry),
         robots_retries: args.robots_retries,
+        robots_cache_bytes: usize::try_from(args.robots_memory << 20).unwrap_or(usize::MAX),
         max_host_failures: args.max_host_failures,
         max_retry_wait: Duration::from_secs(args.max_retry_wait),
         sitemaps: match (args.sitemaps, args.no_sitemaps) {
@@ -421,7 +427,7 @@ mod tests {
     }
 
     #[test]
-    fn retry_host_failure_text_and_proxy_flags_reach_the_config() {
+    fn retry_host_failure_text_proxy_and_robots_memory_flags_reach_the_config() {
         let parse = |argv: &[&str]| {
             let cli = Cli::try_parse_from(argv).unwrap();
             config(&cli.args, PathBuf::from("state")).unwrap()
@@ -450,6 +456,18 @@ mod tests {
         assert_eq!(set.max_host_failures, 0);
         assert_eq!(set.max_retry_wait, Duration::from_secs(5));
         assert!(Cli::try_parse_from(["mgz", "--max-retry-wait", "soon"]).is_err());
+        assert_eq!(
+            default.robots_cache_bytes,
+            mgz_crawl::robots_cache::CACHE_BUDGET
+        );
+        let more = parse(&["mgz", "http://a.test/", "--robots-memory", "256"]);
+        assert_eq!(more.robots_cache_bytes, 256 << 20);
+        for bad in ["0", "-1", "lots", "9999999999"] {
+            assert!(
+                Cli::try_parse_from(["mgz", "--robots-memory", bad]).is_err(),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -55,9 +55,12 @@ pub struct CrawlConfig {
     /// its hosts' robots.txt files; robots.txt itself, the per-host page
     /// budget and giving a dead host up stay per host.
     pub politeness: mgz_url::QueueKeyKind,
-    /// Parsed robots.txt files kept in memory (see `robots`); the rest are
+    /// Parsed robots.txt files kept in memory (see `robots_cache`); the rest are
     /// read back from the state's `robots.db` when needed.
     pub robots_cache: usize,
+    /// Estimated bytes of parsed robots.txt files kept in memory (see
+    /// `robots_cache`; a rule with `$` costs tens of KiB).
+    pub robots_cache_bytes: usize,
     /// Seen-set backend name passed to the frontier.
     pub seen_backend: String,
     /// Canonicalisation policy.
@@ -122,7 +125,8 @@ impl Default for CrawlConfig {
             per_host: 1,
             delay: Duration::from_millis(1000),
             politeness: mgz_url::QueueKeyKind::Host,
-            robots_cache: crate::robots::CACHE_CAPACITY,
+            robots_cache: crate::robots_cache::CACHE_CAPACITY,
+            robots_cache_bytes: crate::robots_cache::CACHE_BUDGET,
             seen_backend: "hash".into(),
             policy: mgz_url::Policy::safe(),
             fetch: FetchConfig::default(),

@@ -16,6 +16,7 @@ pub mod pinned;
 mod progress;
 pub mod queue;
 pub mod robots;
+pub mod robots_cache;
 mod robots_fetch;
 pub mod robots_store;
 pub mod run;

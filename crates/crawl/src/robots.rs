@@ -10,18 +10,11 @@
 //! RFC allows. An entry lives [`CACHE_TTL`] (24 h). A 429 counts as
 //! unreachable, not as 4xx (see [`Robots::from_response`]).
 //!
-//! Memory: [`RobotsCache`] holds at most its capacity of parsed rule sets
-//! ([`CACHE_CAPACITY`] by default; a rule set is typically a few hundred
-//! bytes, tens of KiB for the longest files). Past it, an eighth of the
-//! capacity is dropped at a time: expired entries first, then the definite
-//! outcomes that expire soonest, unreachable ones last (they are not
-//! stored). A dropped definite outcome is read back from the state's
-//! `robots.db` (`robots_store`) when its origin comes up again, not fetched
-//! again.
+//! Memory: a parsed rule set carries an estimate of the heap it holds
+//! ([`estimated_bytes`]), by which [`crate::robots_cache::RobotsCache`]
+//! bounds the outcomes kept in memory.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Largest robots.txt body parsed.
 pub const MAX_ROBOTS_BYTES: usize = 500 * 1024;
@@ -35,8 +28,14 @@ pub const MAX_CRAWL_DELAY: Duration = Duration::from_secs(30);
 /// What robots.txt says about one origin.
 #[derive(Debug)]
 pub enum Robots {
-    /// Parsed rules.
-    Rules(Box<texting_robots::Robot>),
+    /// Parsed rules, and the heap they are estimated to hold
+    /// ([`estimated_bytes`]).
+    Rules {
+        /// The rules for our user agent.
+        robot: Box<texting_robots::Robot>,
+        /// [`estimated_bytes`] of the body they were parsed from.
+        bytes: usize,
+    },
     /// robots.txt absent (4xx) or ignored: everything allowed.
     AllowAll,
     /// robots.txt unreachable (5xx, 429, timeout): nothing allowed until retried.
@@ -50,7 +49,10 @@ impl Robots {
             200..=299 => {
                 let body = &body[..body.len().min(MAX_ROBOTS_BYTES)];
                 match texting_robots::Robot::new(agent, body) {
-                    Ok(r) => Robots::Rules(Box::new(r)),
+                    Ok(r) => Robots::Rules {
+                        robot: Box::new(r),
+                        bytes: estimated_bytes(body),
+                    },
                     // An unparseable file carries no rules we can honour.
                     Err(_) => Robots::AllowAll,
                 }
@@ -71,7 +73,7 @@ impl Robots {
     /// Whether `url` may be fetched.
     pub fn allowed(&self, url: &str) -> bool {
         match self {
-            Robots::Rules(r) => r.allowed(url),
+            Robots::Rules { robot, .. } => robot.allowed(url),
             Robots::AllowAll => true,
             Robots::Unreachable => false,
         }
@@ -80,7 +82,7 @@ impl Robots {
     /// The `Crawl-delay`, capped at [`MAX_CRAWL_DELAY`].
     pub fn crawl_delay(&self) -> Option<Duration> {
         match self {
-            Robots::Rules(r) => r
+            Robots::Rules { robot, .. } => robot
                 .delay
                 .filter(|d| d.is_finite() && *d >= 0.0)
                 .map(|d| Duration::from_secs_f32(d.min(MAX_CRAWL_DELAY.as_secs_f32()))),
@@ -88,116 +90,56 @@ impl Robots {
         }
     }
 
+    /// Heap this outcome is estimated to hold (0 unless parsed rules).
+    pub fn heap_bytes(&self) -> usize {
+        match self {
+            Robots::Rules { bytes, .. } => *bytes,
+            _ => 0,
+        }
+    }
+
     /// `Sitemap:` URLs.
     pub fn sitemaps(&self) -> &[String] {
         match self {
-            Robots::Rules(r) => &r.sitemaps,
+            Robots::Rules { robot, .. } => &robot.sitemaps,
             _ => &[],
         }
     }
 }
 
-struct Entry {
-    robots: Arc<Robots>,
-    expires: Instant,
-}
+/// Fixed part of [`estimated_bytes`]: the `Robot`, its vectors, the box.
+const BASE_BYTES: usize = 1024;
+/// Per byte of the body: the rules' pattern strings and their vector slots.
+const PER_BODY_BYTE: usize = 8;
+/// Per rule line holding a `$`: `texting_robots` compiles it to a regex.
+const PER_DOLLAR_RULE: usize = 40 * 1024;
+/// Per byte of such a line, and per `*` in it (a larger automaton).
+const PER_DOLLAR_BYTE: usize = 64;
+const PER_DOLLAR_STAR: usize = 4 * 1024;
 
-/// Origins whose parsed robots.txt [`RobotsCache::default`] keeps in memory.
-pub const CACHE_CAPACITY: usize = 50_000;
-
-/// Robots outcomes per origin (`scheme://host:port`), shared by all workers,
-/// at most `capacity` of them (see the module docs).
-pub struct RobotsCache {
-    map: Mutex<HashMap<String, Entry>>,
-    capacity: usize,
-}
-
-impl Default for RobotsCache {
-    fn default() -> Self {
-        Self::with_capacity(CACHE_CAPACITY)
-    }
-}
-
-impl RobotsCache {
-    /// A cache of at most `capacity` origins (at least 1).
-    pub fn with_capacity(capacity: usize) -> Self {
-        RobotsCache {
-            map: Mutex::new(HashMap::new()),
-            capacity: capacity.max(1),
-        }
-    }
-
-    /// Inserts under the lock, first dropping an eighth of the entries when
-    /// the map is full: expired ones first, then the definite outcomes that
-    /// expire soonest (`robots.db` has them), unreachable ones last (they
-    /// are not stored: dropped, they would be asked again before their
-    /// retry time).
-    fn insert(&self, origin: &str, entry: Entry) {
-        let mut map = self.map.lock().unwrap_or_else(|p| p.into_inner());
-        if map.len() >= self.capacity && !map.contains_key(origin) {
-            let drop = (self.capacity / 8).max(1).min(map.len());
-            let now = Instant::now();
-            let mut order: Vec<(u8, Instant, String)> = map
-                .iter()
-                .map(|(k, e)| {
-                    let rank = match *e.robots {
-                        _ if e.expires <= now => 0,
-                        Robots::Unreachable => 2,
-                        _ => 1,
-                    };
-                    (rank, e.expires, k.clone())
-                })
-                .collect();
-            order.select_nth_unstable(drop - 1);
-            for (_, _, k) in order.into_iter().take(drop) {
-                map.remove(&k);
-            }
-        }
-        map.insert(origin.to_string(), entry);
-    }
-
-    /// The cached outcome for `origin`, if still fresh.
-    pub fn get(&self, origin: &str) -> Option<Arc<Robots>> {
-        let map = self.map.lock().unwrap_or_else(|p| p.into_inner());
-        let e = map.get(origin)?;
-        (e.expires > Instant::now()).then(|| e.robots.clone())
-    }
-
-    /// Stores an outcome; unreachable ones expire after `retry` so they are retried.
-    pub fn put(&self, origin: &str, robots: Robots, retry: Duration) -> Arc<Robots> {
-        let ttl = match robots {
-            Robots::Unreachable => retry,
-            _ => CACHE_TTL,
-        };
-        let robots = Arc::new(robots);
-        let entry = Entry {
-            robots: robots.clone(),
-            expires: Instant::now() + ttl,
-        };
-        self.insert(origin, entry);
-        robots
-    }
-
-    /// Stores an outcome remembered from an earlier run, trusted for `ttl` more.
-    pub fn put_for(&self, origin: &str, robots: Robots, ttl: Duration) -> Arc<Robots> {
-        let robots = Arc::new(robots);
-        let entry = Entry {
-            robots: robots.clone(),
-            expires: Instant::now() + ttl,
-        };
-        self.insert(origin, entry);
-        robots
-    }
-
-    /// Number of origins cached.
-    pub fn len(&self) -> usize {
-        self.map.lock().unwrap_or_else(|p| p.into_inner()).len()
-    }
-
-    /// Whether no origin is cached.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
+/// Upper estimate of the heap a rule set parsed from `body` holds once it
+/// has been matched from two threads (a host's URLs are checked by one task
+/// at a time at the default `--per-host 1`, on whichever worker thread).
+///
+/// `texting_robots` keeps a plain prefix or `*` rule as its pattern text,
+/// but compiles a rule with `$` into a `regex::Regex`: 6–15 KiB each, more
+/// for long or starred patterns, plus match caches of 3–20 KiB per thread
+/// that used it. `tests/robots_memory.rs` checks this estimate against a
+/// counting allocator (a file of ten such rules held 160 KiB, one of a
+/// hundred 3.8 MiB). The body is counted whole (every group, comments
+/// included), so the estimate errs high.
+pub fn estimated_bytes(body: &[u8]) -> usize {
+    let body = &body[..body.len().min(MAX_ROBOTS_BYTES)];
+    let dollar_rules = body
+        .split(|&b| b == b'\n' || b == b'\r')
+        .map(|line| line.split(|&b| b == b'#').next().unwrap_or_default())
+        .filter(|rule| rule.contains(&b'$'))
+        .map(|rule| {
+            let stars = rule.iter().filter(|&&b| b == b'*').count();
+            PER_DOLLAR_RULE + PER_DOLLAR_BYTE * rule.len() + PER_DOLLAR_STAR * stars
+        })
+        .fold(0usize, usize::saturating_add);
+    (BASE_BYTES + PER_BODY_BYTE * body.len()).saturating_add(dollar_rules)
 }
 
 #[cfg(test)]
@@ -205,41 +147,6 @@ mod tests {
     use super::*;
 
     const UA: &str = "mgz";
-
-    #[test]
-    fn the_cache_keeps_its_capacity_and_the_longest_lived() {
-        let cache = RobotsCache::with_capacity(8);
-        for i in 0..40u64 {
-            // Later origins live longer.
-            cache.put_for(
-                &format!("http://h{i}"),
-                Robots::AllowAll,
-                Duration::from_secs(100 + i),
-            );
-            assert!(cache.len() <= 8, "{} after {i}", cache.len());
-        }
-        assert!(cache.get("http://h39").is_some() && cache.get("http://h38").is_some());
-        assert!(cache.get("http://h0").is_none());
-        // Replacing an origin already cached drops nothing.
-        let before = cache.len();
-        cache.put_for("http://h39", Robots::Unreachable, Duration::from_secs(1));
-        assert_eq!(cache.len(), before);
-        // Expired entries go first.
-        let cache = RobotsCache::with_capacity(2);
-        cache.put_for("http://old", Robots::AllowAll, Duration::ZERO);
-        cache.put_for("http://keep", Robots::AllowAll, Duration::from_secs(60));
-        cache.put_for("http://new", Robots::AllowAll, Duration::from_secs(60));
-        assert!(cache.get("http://keep").is_some() && cache.get("http://new").is_some());
-        assert_eq!(cache.len(), 2);
-        // Unreachable outcomes (never stored) outlive definite ones.
-        let cache = RobotsCache::with_capacity(2);
-        cache.put_for("http://down", Robots::Unreachable, Duration::from_secs(1));
-        cache.put_for("http://rules", Robots::AllowAll, Duration::from_secs(60));
-        cache.put_for("http://next", Robots::AllowAll, Duration::from_secs(60));
-        assert!(cache.get("http://down").is_some() && cache.get("http://next").is_some());
-        assert!(cache.get("http://rules").is_none());
-        assert_eq!(RobotsCache::with_capacity(0).capacity, 1);
-    }
 
     #[test]
     fn status_classes() {
@@ -280,13 +187,5 @@ mod tests {
             let r = Robots::from_response(200, body, UA);
             let _ = r.allowed("http://a/b");
         }
-    }
-
-    #[test]
-    fn cache_expiry_for_unreachable_is_short() {
-        let c = RobotsCache::default();
-        c.put("http://a", Robots::Unreachable, RETRY_UNREACHABLE);
-        assert!(c.get("http://a").is_some());
-        assert!(c.get("http://b").is_none());
     }
 }

@@ -21,7 +21,7 @@ use crate::config::CrawlConfig;
 use crate::fetch::Fetcher;
 use crate::gate::Gates;
 use crate::queue::{Queue, now_s};
-use crate::robots::RobotsCache;
+use crate::robots_cache::RobotsCache;
 use crate::robots_store::RobotsStore;
 use crate::stats::{Counters, Summary};
 use crate::store::Store;
@@ -224,7 +224,7 @@ async fn open_shared(cfg: CrawlConfig) -> Result<Arc<Shared>, CrawlError> {
 }
 
 /// The robots.txt outcomes fetched by earlier runs less than 24 h ago, the
-/// most recent up to the cache's capacity, with their `Crawl-delay`s applied
+/// most recent while the cache has room (both its bounds), with their `Crawl-delay`s applied
 /// to the gates (the rest are read from the store when their origin comes up).
 fn remembered_robots(
     store: &RobotsStore,
@@ -232,9 +232,12 @@ fn remembered_robots(
     agent: &str,
     cfg: &CrawlConfig,
 ) -> RobotsCache {
-    let cache = RobotsCache::with_capacity(cfg.robots_cache);
+    let cache = RobotsCache::with_limits(cfg.robots_cache, cfg.robots_cache_bytes);
     let now = now_s();
     for e in store.load_fresh(now, cfg.robots_cache) {
+        if !cache.has_room() {
+            break;
+        }
         crate::robots_fetch::restore(&cache, gates, agent, cfg.politeness, &e, now);
     }
     cache

@@ -1,0 +1,155 @@
+//! `robots::estimated_bytes` against the heap a parsed robots.txt really
+//! holds, counted by this binary's global allocator: the estimate must not
+//! fall below it (the robots cache's memory bound rests on it) and must not
+//! overstate it more than 4× (or the cache would hold needlessly few files).
+//!
+//! One test in this binary, so no other test allocates while it counts.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicIsize, Ordering::SeqCst};
+
+use mgz_crawl::robots::{Robots, estimated_bytes};
+
+struct Counting;
+
+static LIVE: AtomicIsize = AtomicIsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        LIVE.fetch_add(l.size() as isize, SeqCst);
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        LIVE.fetch_sub(l.size() as isize, SeqCst);
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        LIVE.fetch_add(n as isize - l.size() as isize, SeqCst);
+        unsafe { System.realloc(p, l, n) }
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+/// URLs of varied shapes, some matching each kind of rule below.
+fn urls() -> Vec<String> {
+    let mut x: u64 = 7;
+    (0..5_000u64)
+        .map(|i| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let ext = ["pdf", "html", "zip", "gz", "jpg"][(x >> 33) as usize % 5];
+            format!(
+                "http://a.test/section{}/a{}b/c{i}d/e{}f.{ext}{}",
+                x % 101,
+                x % 13,
+                x >> 45,
+                if i % 3 == 0 { "?sort=1&page=" } else { "" }
+            )
+        })
+        .collect()
+}
+
+/// Heap held by the rules parsed from `body` once matched from two threads.
+fn measured(body: &[u8], urls: &[String]) -> usize {
+    let before = LIVE.load(SeqCst);
+    let r = Robots::from_response(200, body, "mgz");
+    for u in urls {
+        std::hint::black_box(r.allowed(u));
+    }
+    // A regex keeps one match cache per thread that used it.
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for u in urls {
+                std::hint::black_box(r.allowed(u));
+            }
+        });
+    });
+    let held = LIVE.load(SeqCst) - before;
+    drop(r);
+    usize::try_from(held).unwrap_or(0)
+}
+
+fn rules(n: usize, rule: impl Fn(usize) -> String) -> String {
+    let mut s = String::from("User-agent: *\n");
+    for i in 0..n {
+        s += &rule(i);
+        s.push('\n');
+    }
+    s
+}
+
+#[test]
+fn the_estimate_bounds_the_parsed_rules_from_above_within_4x() {
+    let urls = urls();
+    // The parser builds a shared regex the first time it meets a `*`.
+    measured(b"User-agent: *\nDisallow: /*.x$\n", &urls);
+    let exts = [
+        "pdf", "doc", "xls", "zip", "gz", "jpg", "png", "mp4", "exe", "iso",
+    ];
+    let bodies = [
+        ("allow all", "User-agent: *\nDisallow:\n".to_string()),
+        (
+            "the sim's rules",
+            "User-agent: evilbot\nDisallow: /\n\nUser-agent: *\nDisallow: /private/\n\
+             Allow: /private/press-*\nDisallow: /*.pdf$\nDisallow: /*?view=print\n"
+                .to_string(),
+        ),
+        (
+            "one $ rule",
+            "User-agent: *\nDisallow: /*.pdf$\n".to_string(),
+        ),
+        (
+            "ten $ rules",
+            rules(10, |i| format!("Disallow: /*.{}$", exts[i])),
+        ),
+        (
+            "a hundred $ rules",
+            rules(100, |i| format!("Disallow: /section{i}/*?sort=*&page=$")),
+        ),
+        (
+            "200 prefix and * rules",
+            rules(100, |i| {
+                format!("Disallow: /section{i}/private/\nAllow: /section{i}/*/public")
+            }),
+        ),
+        (
+            "ten long $ rules",
+            rules(10, |i| {
+                format!("Disallow: /{}{i}/*.html$", "abcdefghij".repeat(30))
+            }),
+        ),
+        (
+            "ten starry $ rules",
+            rules(10, |i| format!("Disallow: /a*b*c*d*e*f*g*h*{i}*$")),
+        ),
+        // Other agents' `$` rules are not compiled for us but are counted:
+        // the estimate errs high there, so only its lower bound is checked.
+        (
+            "other agents and comments",
+            format!(
+                "# hello\n{}User-agent: *\nDisallow: /admin/ # staff\nDisallow: /*.php$\n\
+                 Crawl-delay: 2\nSitemap: http://a.test/s.xml\n",
+                rules(20, |i| format!(
+                    "User-agent: bot{i}\nDisallow: /*.{}$",
+                    exts[i % 10]
+                ))
+            ),
+        ),
+    ];
+    for (name, body) in bodies {
+        let held = measured(body.as_bytes(), &urls);
+        let estimate = estimated_bytes(body.as_bytes());
+        assert!(
+            estimate >= held,
+            "{name}: estimated {estimate} B, holds {held} B"
+        );
+        assert!(
+            estimate <= 4 * held || name.starts_with("other agents"),
+            "{name}: estimated {estimate} B, holds {held} B"
+        );
+        eprintln!("{name}: estimated {estimate} B, holds {held} B");
+    }
+}
