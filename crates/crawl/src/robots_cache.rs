@@ -104,7 +104,7 @@ impl RobotsCache {
         let max_len = self.capacity - self.capacity / 8;
         let max_bytes = self.budget - self.budget / 8;
         let now = Instant::now();
-        let mut order: Vec<(u8, Instant, String)> = (inner.map.iter())
+        let mut order: Vec<(u8, Instant, &str, usize)> = (inner.map.iter())
             .filter(|(k, _)| k.as_str() != keep)
             .map(|(k, e)| {
                 let rank = match *e.robots {
@@ -112,14 +112,21 @@ impl RobotsCache {
                     Robots::Unreachable => 2,
                     _ => 1,
                 };
-                (rank, e.expires, k.clone())
+                (rank, e.expires, k.as_str(), e.bytes)
             })
             .collect();
         order.sort_unstable();
-        for (_, _, k) in order {
-            if inner.map.len() <= max_len && inner.bytes <= max_bytes {
+        // Only the keys dropped are copied (the lock is held meanwhile).
+        let (mut len, mut bytes) = (inner.map.len(), inner.bytes);
+        let mut dropped = Vec::new();
+        for (_, _, k, b) in order {
+            if len <= max_len && bytes <= max_bytes {
                 break;
             }
+            dropped.push(k.to_string());
+            (len, bytes) = (len - 1, bytes - b);
+        }
+        for k in dropped {
             if let Some(e) = inner.map.remove(&k) {
                 inner.bytes -= e.bytes;
             }
