@@ -106,43 +106,72 @@ impl RobotsStore {
     /// recent first, at most `limit` of them (the rest stay on disk and are
     /// read one at a time by [`RobotsStore::load`]).
     pub fn load_fresh(&self, now_s: u64, limit: usize) -> Vec<SavedRobots> {
+        let mut out = Vec::new();
+        self.for_each_fresh(now_s, limit, |e| {
+            out.push(e);
+            true
+        });
+        out
+    }
+
+    /// [`RobotsStore::load_fresh`]'s entries handed to `each` one at a time,
+    /// until it returns false: a resume reads only as many bodies as its
+    /// cache takes, not `limit` of them at once.
+    pub fn for_each_fresh(&self, now_s: u64, limit: usize, each: impl FnMut(SavedRobots) -> bool) {
         self.query(
             "SELECT origin, status, body, fetched_at FROM robots WHERE fetched_at > ?1 \
              ORDER BY fetched_at DESC LIMIT ?2",
             params![fresh_since(now_s), i64::try_from(limit).unwrap_or(i64::MAX)],
-        )
+            each,
+        );
     }
 
     /// `origin`'s entry if it was fetched less than [`CACHE_TTL`] before `now_s`.
     pub fn load(&self, origin: &str, now_s: u64) -> Option<SavedRobots> {
+        let mut found = None;
         self.query(
             "SELECT origin, status, body, fetched_at FROM robots \
              WHERE origin = ?1 AND fetched_at > ?2",
             params![origin, fresh_since(now_s)],
-        )
-        .pop()
+            |e| {
+                found = Some(e);
+                false
+            },
+        );
+        found
     }
 
-    fn query(&self, sql: &str, args: impl rusqlite::Params) -> Vec<SavedRobots> {
+    /// Runs `sql` and hands its rows to `each` until it returns false. A
+    /// read error ends the rows there (logged: the origins not read are
+    /// fetched again).
+    fn query(
+        &self,
+        sql: &str,
+        args: impl rusqlite::Params,
+        mut each: impl FnMut(SavedRobots) -> bool,
+    ) {
         let Some(conn) = &self.conn else {
-            return Vec::new();
+            return;
         };
         let conn = conn.lock().unwrap_or_else(|p| p.into_inner());
-        let rows = conn.prepare_cached(sql).and_then(|mut st| {
-            st.query_map(args, |r| {
-                Ok(SavedRobots {
+        let read = conn.prepare_cached(sql).and_then(|mut st| {
+            let mut rows = st.query(args)?;
+            while let Some(r) = rows.next()? {
+                let e = SavedRobots {
                     origin: r.get(0)?,
                     status: r.get(1)?,
                     body: r.get(2)?,
                     fetched_at: r.get::<_, i64>(3)?.max(0) as u64,
-                })
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()
+                };
+                if !each(e) {
+                    break;
+                }
+            }
+            Ok(())
         });
-        rows.unwrap_or_else(|e| {
+        if let Err(e) = read {
             tracing::warn!("robots.db: {e}; robots.txt will be fetched again");
-            Vec::new()
-        })
+        }
     }
 
     /// Remembers one response (body cut at 500 KiB). Errors are logged: losing

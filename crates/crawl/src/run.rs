@@ -224,8 +224,9 @@ async fn open_shared(cfg: CrawlConfig) -> Result<Arc<Shared>, CrawlError> {
 }
 
 /// The robots.txt outcomes fetched by earlier runs less than 24 h ago, the
-/// most recent while the cache has room (both its bounds), with their `Crawl-delay`s applied
-/// to the gates (the rest are read from the store when their origin comes up).
+/// most recent while the cache has room (both its bounds), with their
+/// `Crawl-delay`s applied to the gates (the rest are read from the store
+/// when their origin comes up).
 fn remembered_robots(
     store: &RobotsStore,
     gates: &Gates,
@@ -234,12 +235,10 @@ fn remembered_robots(
 ) -> RobotsCache {
     let cache = RobotsCache::with_limits(cfg.robots_cache, cfg.robots_cache_bytes);
     let now = now_s();
-    for e in store.load_fresh(now, cfg.robots_cache) {
-        if !cache.has_room() {
-            break;
-        }
+    store.for_each_fresh(now, cfg.robots_cache, |e| {
         crate::robots_fetch::restore(&cache, gates, agent, cfg.politeness, &e, now);
-    }
+        cache.has_room()
+    });
     cache
 }
 
