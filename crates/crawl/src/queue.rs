@@ -68,7 +68,7 @@ impl Queue {
     pub async fn open(
         frontier: Arc<Frontier>,
         policy: mgz_url::Policy,
-    ) -> Result<(Queue, std::collections::HashMap<String, u64>), CrawlError> {
+    ) -> Result<(Queue, std::collections::HashMap<u64, u64>), CrawlError> {
         let f = frontier.clone();
         let c = tokio::task::spawn_blocking(move || census(&f, &policy))
             .await
@@ -326,9 +326,10 @@ pub struct Census {
     pub pending: Vec<u64>,
     /// Retrying URLs per depth.
     pub retrying: Vec<u64>,
-    /// Every URL the frontier holds (completed included), per host: each
-    /// was charged to its host's budget when it was put.
-    pub per_host: std::collections::HashMap<String, u64>,
+    /// Every URL the frontier holds (completed included), per host (by
+    /// [`crate::traps::host_key`]): each was charged to its host's budget
+    /// when it was put.
+    pub per_host: std::collections::HashMap<u64, u64>,
 }
 
 fn bump(counts: &mut Vec<u64>, depth: u32) {
@@ -358,7 +359,9 @@ fn census(f: &Frontier, policy: &mgz_url::Policy) -> Result<Census, CrawlError> 
             };
             for r in f.list_urls(&q).map_err(ferr)? {
                 if let Ok(u) = mgz_url::CanonicalUrl::parse(&r.url, None, policy) {
-                    *c.per_host.entry(u.host().to_string()).or_default() += 1;
+                    *c.per_host
+                        .entry(crate::traps::host_key(u.host()))
+                        .or_default() += 1;
                 }
                 if r.next_fetch == 0 {
                     continue;

@@ -5,32 +5,10 @@
 //!
 //! One test in this binary, so no other test allocates while it counts.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering::SeqCst};
+#[path = "common/counting.rs"]
+mod counting;
 
 use mgz_crawl::robots::{Robots, estimated_bytes};
-
-struct Counting;
-
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        LIVE.fetch_add(l.size() as isize, SeqCst);
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        LIVE.fetch_sub(l.size() as isize, SeqCst);
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        LIVE.fetch_add(n as isize - l.size() as isize, SeqCst);
-        unsafe { System.realloc(p, l, n) }
-    }
-}
-
-#[global_allocator]
-static ALLOC: Counting = Counting;
 
 /// URLs of varied shapes, some matching each kind of rule below.
 fn urls() -> Vec<String> {
@@ -54,7 +32,7 @@ fn urls() -> Vec<String> {
 
 /// Heap held by the rules parsed from `body` once matched from two threads.
 fn measured(body: &[u8], urls: &[String]) -> usize {
-    let before = LIVE.load(SeqCst);
+    let before = counting::live();
     let r = Robots::from_response(200, body, "mgz");
     for u in urls {
         std::hint::black_box(r.allowed(u));
@@ -67,7 +45,7 @@ fn measured(body: &[u8], urls: &[String]) -> usize {
             }
         });
     });
-    let held = LIVE.load(SeqCst) - before;
+    let held = counting::live() - before;
     drop(r);
     usize::try_from(held).unwrap_or(0)
 }
