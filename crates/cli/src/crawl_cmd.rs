@@ -112,6 +112,11 @@ pub struct CrawlArgs {
     /// state's robots.db and parsed again when their host comes up.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
     pub robots_memory: u64,
+    /// MiB of response bodies held at once past each one's first 256 KiB
+    /// (a fetch waits for room before its body grows further; one at a
+    /// time may exceed it, so a body larger than the budget still comes).
+    #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
+    pub body_memory: u64,
     /// Give a host up for the run after this many network failures in a row
     /// (connect errors, timeouts) over at least five minutes; 0: never.
     #[arg(long, default_value_t = 10)]
@@ -204,6 +209,7 @@ pub fn config(args: &CrawlArgs, state_dir: PathBuf) -> anyhow::Result<CrawlConfi
     cfg.fetch.user_agent = args.user_agent.clone();
     cfg.fetch.allow_private = args.allow_private;
     cfg.fetch.proxy = args.proxy.clone();
+    cfg.fetch.body_budget = usize::try_from(args.body_memory << 20).unwrap_or(usize::MAX);
     // Reuse a connection across the per-host delay, not much longer: across
     // 10,000 hosts idle sockets (fds, read buffers) would otherwise pile up.
     // One idle connection per request allowed in flight (`--per-host`), up
@@ -427,7 +433,7 @@ mod tests {
     }
 
     #[test]
-    fn retry_host_failure_text_proxy_and_robots_memory_flags_reach_the_config() {
+    fn retry_host_failure_text_proxy_and_memory_flags_reach_the_config() {
         let parse = |argv: &[&str]| {
             let cli = Cli::try_parse_from(argv).unwrap();
             config(&cli.args, PathBuf::from("state")).unwrap()
@@ -462,11 +468,19 @@ mod tests {
         );
         let more = parse(&["mgz", "http://a.test/", "--robots-memory", "256"]);
         assert_eq!(more.robots_cache_bytes, 256 << 20);
+        assert_eq!(
+            default.fetch.body_budget,
+            mgz_crawl::fetch::DEFAULT_BODY_BUDGET
+        );
+        let bodies = parse(&["mgz", "http://a.test/", "--body-memory", "16"]);
+        assert_eq!(bodies.fetch.body_budget, 16 << 20);
         for bad in ["0", "-1", "lots", "9999999999"] {
-            assert!(
-                Cli::try_parse_from(["mgz", "--robots-memory", bad]).is_err(),
-                "{bad}"
-            );
+            for flag in ["--robots-memory", "--body-memory"] {
+                assert!(
+                    Cli::try_parse_from(["mgz", flag, bad]).is_err(),
+                    "{flag} {bad}"
+                );
+            }
         }
     }
 

@@ -5,7 +5,8 @@
 //! each `Location` back through canonicalisation, dedupe, scope, robots and
 //! politeness. The body cap applies to the *decompressed* stream, which is
 //! what bounds a gzip bomb: reading stops at `max_body` bytes and the
-//! response is flagged `truncated`, so memory per fetch is at most `max_body`.
+//! response is flagged `truncated`, so memory per fetch is at most `max_body`;
+//! all bodies held at once are bounded by the fetcher's [`BodyBudget`].
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -14,6 +15,7 @@ use std::time::Duration;
 use reqwest::header::HeaderMap;
 
 use crate::CrawlError;
+use crate::body_budget::{BodyBudget, BodyLease};
 use crate::net::{GuardedResolver, ResolveRule, check_ip, find_blocked};
 
 /// Settings of the fetcher.
@@ -29,6 +31,9 @@ pub struct FetchConfig {
     pub total_timeout: Duration,
     /// Largest decompressed body kept; more is cut and flagged.
     pub max_body: usize,
+    /// Bytes of bodies held at once past each one's first
+    /// [`crate::body_budget::FREE`] (`--body-memory`; see [`BodyBudget`]).
+    pub body_budget: usize,
     /// Idle connections kept per host.
     pub idle_per_host: usize,
     /// How long an idle connection is kept. With thousands of hosts this is
@@ -51,6 +56,9 @@ pub struct FetchConfig {
     pub proxy: Option<String>,
 }
 
+/// Default [`FetchConfig::body_budget`]: 128 MiB.
+pub const DEFAULT_BODY_BUDGET: usize = 128 << 20;
+
 impl Default for FetchConfig {
     fn default() -> Self {
         FetchConfig {
@@ -59,6 +67,7 @@ impl Default for FetchConfig {
             read_timeout: Duration::from_secs(20),
             total_timeout: Duration::from_secs(60),
             max_body: 10 * 1024 * 1024,
+            body_budget: DEFAULT_BODY_BUDGET,
             idle_per_host: 4,
             idle_timeout: Duration::from_secs(30),
             resolve: Vec::new(),
@@ -69,7 +78,7 @@ impl Default for FetchConfig {
 }
 
 /// A response as the crawler needs it.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Fetched {
     /// HTTP status code.
     pub status: u16,
@@ -81,6 +90,9 @@ pub struct Fetched {
     pub truncated: bool,
     /// Address of the peer, when known.
     pub remote: Option<IpAddr>,
+    /// The body's share of the [`BodyBudget`], returned when dropped
+    /// (`None`: not counted).
+    pub lease: Option<BodyLease>,
 }
 
 impl Fetched {
@@ -108,6 +120,7 @@ pub struct Fetcher {
     allow_private: bool,
     max_body: usize,
     user_agent: Arc<str>,
+    budget: Arc<BodyBudget>,
 }
 
 impl Fetcher {
@@ -141,7 +154,13 @@ impl Fetcher {
             allow_private: cfg.allow_private,
             max_body: cfg.max_body,
             user_agent: cfg.user_agent.as_str().into(),
+            budget: BodyBudget::new(cfg.body_budget),
         })
+    }
+
+    /// The bound on bodies held at once.
+    pub fn body_budget(&self) -> &BodyBudget {
+        &self.budget
     }
 
     /// The user agent sent.
@@ -171,13 +190,15 @@ impl Fetcher {
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
         let remote = resp.remote_addr().filter(|_| !self.proxied).map(|a| a.ip());
-        let (body, truncated) = read_capped(resp, cap).await?;
+        let mut lease = self.budget.lease();
+        let (body, truncated) = read_capped(resp, cap, &mut lease).await?;
         Ok(Fetched {
             status,
             headers,
             body,
             truncated,
             remote,
+            lease: Some(lease),
         })
     }
 
@@ -222,20 +243,30 @@ const PRESIZE_MAX: usize = 1 << 20;
 async fn read_capped(
     mut resp: reqwest::Response,
     cap: usize,
+    lease: &mut BodyLease,
 ) -> Result<(Vec<u8>, bool), CrawlError> {
     // Sized from Content-Length when the server sends one (not for
     // compressed bodies), so a body is one block instead of a doubling
     // series of reallocations; at most PRESIZE_MAX, so a lying header
-    // cannot reserve the whole cap.
-    let hint = resp.content_length().unwrap_or(0).min(PRESIZE_MAX as u64) as usize;
-    let mut body = Vec::with_capacity(hint.min(cap));
+    // cannot reserve the whole cap. Every growth of the buffer is covered
+    // by the budget first.
+    let length = resp.content_length().unwrap_or(0).min(cap as u64) as usize;
+    lease.reserve(length).await;
+    let first = length.min(PRESIZE_MAX);
+    lease.cover(first).await;
+    let mut body = Vec::with_capacity(first);
     while let Some(chunk) = resp.chunk().await.map_err(|e| http_error(&e))? {
-        let room = cap - body.len();
-        if chunk.len() > room {
-            body.extend_from_slice(&chunk[..room]);
+        let take = chunk.len().min(cap - body.len());
+        let need = body.len() + take;
+        if need > body.capacity() {
+            let grown = need.max(body.capacity().saturating_mul(2)).min(cap);
+            lease.cover(grown).await;
+            body.reserve_exact(grown - body.len());
+        }
+        body.extend_from_slice(&chunk[..take]);
+        if take < chunk.len() {
             return Ok((body, true));
         }
-        body.extend_from_slice(&chunk);
     }
     Ok((body, false))
 }

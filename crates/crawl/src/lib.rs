@@ -2,6 +2,7 @@
 //! frontier, extracts links and keywords, stores pages in SQLite.
 #![warn(missing_docs)]
 
+pub mod body_budget;
 pub mod budget;
 pub mod config;
 mod discover;

@@ -269,6 +269,7 @@ mod tests {
             body: b"<p>hi</p>".to_vec(),
             truncated: true,
             remote: None,
+            lease: None,
         };
         w.write_exchange("http://a.sim:8080/x?q=1", "mgz", &resp)
             .unwrap();
@@ -287,6 +288,7 @@ mod tests {
             body: body.to_vec(),
             truncated: false,
             remote: None,
+            lease: None,
         }
     }
 

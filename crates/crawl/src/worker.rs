@@ -293,6 +293,9 @@ async fn page(sh: &Shared, rec: &UrlRecord, resp: Fetched) -> Result<Next, Crawl
         let refresh = resp.header("refresh").and_then(extract::refresh_url);
         let refresh = refresh.map(str::to_string);
         let mut ex = parse(sh, resp.body, ct).await?;
+        // The body is gone: its share of the budget goes back before the
+        // links are queued and the row stored.
+        drop(resp.lease);
         ex.links.extend(refresh);
         let (noindex, nofollow) = (ex.noindex || xrobots.0, ex.nofollow || xrobots.1);
         if !nofollow && rec.depth < sh.cfg.max_depth {
