@@ -131,6 +131,11 @@ impl BodyLease {
         }
     }
 
+    /// Bytes of buffers this lease counts.
+    pub fn counted(&self) -> usize {
+        self.capacity
+    }
+
     async fn acquire(&mut self, units: usize) {
         let b = &self.budget;
         // More than the whole budget: only the overdraft can cover it.

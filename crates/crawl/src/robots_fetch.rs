@@ -194,15 +194,22 @@ async fn read_sitemaps(sh: &Shared, mut todo: Vec<String>, depth: u32) -> Result
             continue;
         }
         let in_scope = |h: &str| sh.filter.host_in_scope(h);
-        let (resp, u) = match get_following(sh, &map, sitemap::MAX_SITEMAP_BYTES, in_scope).await {
-            Ok((r, at)) if r.status == 200 => (r, at),
-            _ => {
-                sh.counters.error("sitemap_fetch");
-                continue;
-            }
+        let (mut resp, u) =
+            match get_following(sh, &map, sitemap::MAX_SITEMAP_BYTES, in_scope).await {
+                Ok((r, at)) if r.status == 200 => (r, at),
+                _ => {
+                    sh.counters.error("sitemap_fetch");
+                    continue;
+                }
+            };
+        // A gzip file's inflated text (up to 50 MB) counts in the body budget too.
+        let (parsed, cut) = match resp.lease.as_mut() {
+            Some(lease) => sitemap::parse_covered(&resp.body, lease).await,
+            None => sitemap::parse(&resp.body),
         };
-        let (parsed, cut) = sitemap::parse(&resp.body);
-        if resp.truncated || cut {
+        let truncated = resp.truncated;
+        drop(resp);
+        if truncated || cut {
             // Cut at 50 MB (sent or inflated): what was read is still used.
             sh.counters.error("sitemap_truncated");
         }

@@ -17,6 +17,7 @@ use quick_xml::Reader;
 use quick_xml::events::Event;
 
 use crate::CrawlError;
+use crate::body_budget::BodyLease;
 
 /// Largest (decompressed) sitemap accepted.
 pub const MAX_SITEMAP_BYTES: usize = 50 * 1024 * 1024;
@@ -36,7 +37,7 @@ pub enum Sitemap {
 /// at [`MAX_SITEMAP_BYTES`] (what came before the cut is still parsed), and
 /// is set even when the result is an error (a bomb of zeros is both).
 pub fn parse(body: &[u8]) -> (Result<Sitemap, CrawlError>, bool) {
-    if body.starts_with(&[0x1f, 0x8b]) {
+    if is_gzip(body) {
         match gunzip_capped(body, MAX_SITEMAP_BYTES) {
             Ok((xml, cut)) => (parse_xml(&xml), cut),
             Err(e) => (Err(e), false),
@@ -47,17 +48,84 @@ pub fn parse(body: &[u8]) -> (Result<Sitemap, CrawlError>, bool) {
     }
 }
 
+/// [`parse`], with the inflated text of a gzip body covered by `lease` (the
+/// body's share of the crawl's [`crate::body_budget::BodyBudget`]) as it
+/// grows, and the runtime given back between steps of inflating. Same result
+/// as [`parse`].
+pub async fn parse_covered(
+    body: &[u8],
+    lease: &mut BodyLease,
+) -> (Result<Sitemap, CrawlError>, bool) {
+    if !is_gzip(body) {
+        return parse(body);
+    }
+    let mut dec = Inflater::new(body, MAX_SITEMAP_BYTES);
+    let mut out = Vec::new();
+    // The body's own buffer is what the lease covers so far.
+    let base = lease.counted();
+    loop {
+        if out.len() == out.capacity() {
+            if out.len() > MAX_SITEMAP_BYTES {
+                break; // one byte past the cap: cut
+            }
+            let grown = (out.capacity() * 2).clamp(STEP, MAX_SITEMAP_BYTES + 1);
+            lease.cover(base + grown).await;
+            out.reserve_exact(grown - out.len());
+        }
+        let room = out.capacity() - out.len();
+        match dec.step(&mut out, room) {
+            Ok(0) => break,
+            Ok(_) => tokio::task::yield_now().await,
+            Err(e) => return (Err(e), false),
+        }
+    }
+    let cut = dec.finish(&mut out);
+    (parse_xml(&out), cut)
+}
+
+fn is_gzip(body: &[u8]) -> bool {
+    body.starts_with(&[0x1f, 0x8b])
+}
+
+/// Bytes inflated per step.
+const STEP: usize = 1 << 20;
+
+/// Inflates a gzip body a step at a time, at most `cap` bytes (one more is
+/// read to tell whether the body went on).
+struct Inflater<'a> {
+    dec: std::io::Take<flate2::read::MultiGzDecoder<&'a [u8]>>,
+    cap: usize,
+}
+
+impl<'a> Inflater<'a> {
+    fn new(body: &'a [u8], cap: usize) -> Self {
+        let dec = flate2::read::MultiGzDecoder::new(body).take(cap as u64 + 1);
+        Inflater { dec, cap }
+    }
+
+    /// Appends up to `most` more bytes to `out`; 0 at the end.
+    fn step(&mut self, out: &mut Vec<u8>, most: usize) -> Result<usize, CrawlError> {
+        (&mut self.dec)
+            .take(most as u64)
+            .read_to_end(out)
+            .map_err(|e| CrawlError::Sitemap(format!("gzip: {e}")))
+    }
+
+    /// Cuts `out` to the cap; whether there was more.
+    fn finish(self, out: &mut Vec<u8>) -> bool {
+        let cut = out.len() > self.cap;
+        out.truncate(self.cap);
+        cut
+    }
+}
+
 /// Inflates at most `cap` bytes; the flag says whether more was there. Memory
 /// is bounded by `cap` whatever the ratio (a gzip bomb stops at the cap).
 fn gunzip_capped(body: &[u8], cap: usize) -> Result<(Vec<u8>, bool), CrawlError> {
+    let mut dec = Inflater::new(body, cap);
     let mut out = Vec::new();
-    let decoder = flate2::read::MultiGzDecoder::new(body);
-    let mut capped = decoder.take(cap as u64 + 1);
-    capped
-        .read_to_end(&mut out)
-        .map_err(|e| CrawlError::Sitemap(format!("gzip: {e}")))?;
-    let cut = out.len() > cap;
-    out.truncate(cap);
+    while dec.step(&mut out, STEP)? > 0 {}
+    let cut = dec.finish(&mut out);
     Ok((out, cut))
 }
 
@@ -389,5 +457,50 @@ mod tests {
         assert!(cut);
         let (whole, cut) = gunzip_capped(&gz, 61 << 20).unwrap();
         assert_eq!((whole.len(), cut), ((60 << 20) + 8, false));
+    }
+
+    fn gz(parts: &[&[u8]], repeat: usize) -> Vec<u8> {
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        for _ in 0..repeat {
+            for p in parts {
+                enc.write_all(p).unwrap();
+            }
+        }
+        enc.finish().unwrap()
+    }
+
+    #[tokio::test]
+    async fn the_budgeted_parse_agrees_and_counts_the_inflated_text() {
+        use crate::body_budget::BodyBudget;
+        let bodies = [
+            URLSET.as_bytes().to_vec(),
+            gz(&[URLSET.as_bytes()], 1),
+            // 60 MiB of spaces inside a urlset: cut at 50 MB.
+            gz(&[b"<urlset>", &[b' '; 1 << 20]], 60),
+            // 3,000 entries, about 3 MiB inflated.
+            gz(
+                &[b"<url><loc>http://a.sim/a-long-path-to-fill-the-file-with</loc></url>"],
+                45_000,
+            ),
+            b"\x1f\x8b\x08garbage".to_vec(),
+            Vec::new(),
+        ];
+        for body in &bodies {
+            let budget = BodyBudget::new(1 << 20);
+            let mut lease = budget.lease();
+            let covered = parse_covered(body, &mut lease).await;
+            assert_eq!(format!("{covered:?}"), format!("{:?}", parse(body)));
+            if let Ok((inflated, _)) = gunzip_capped(body, MAX_SITEMAP_BYTES) {
+                // Every inflated byte was covered before it was written.
+                assert!(
+                    budget.peak_held() >= inflated.len(),
+                    "{}",
+                    budget.peak_held()
+                );
+                assert_eq!(budget.overdrafts(), usize::from(inflated.len() > 1 << 20));
+            }
+            drop(lease);
+            assert_eq!(budget.held(), 0);
+        }
     }
 }
