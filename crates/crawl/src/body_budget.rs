@@ -3,8 +3,9 @@
 //! A body is read whole before it is parsed and stored (the WARC record,
 //! SHA-256 and the parser need it), and `--max-body` caps one at 10 MB. So
 //! without a shared bound a crawl held up to `--concurrency` × 10 MB of
-//! bodies (and sitemaps, capped at 50 MB each): 620 MB of peak RSS for 120
-//! pages of 9 MiB at `--concurrency 128` (docs/BENCHMARKS.md).
+//! bodies (and sitemaps, capped at 50 MB each): 456–931 MB of peak RSS for
+//! 120 pages of 9 MiB at `--concurrency 128`, 154 MB with the default budget
+//! (docs/BENCHMARKS.md, "Large bodies").
 //!
 //! ```text
 //! BodyBudget: semaphore of `total` KiB   +   overdraft: one mutex
@@ -25,8 +26,8 @@
 //! more would wait for one another for ever. A fetch that cannot get
 //! permits waits for permits *or* the overdraft, whichever comes first; the
 //! overdraft holder never waits for the budget again, so it finishes its
-//! body, and its lease (dropped with the body, after parsing and storing)
-//! frees both. Waiting fetches hold no parse slot or store queue entry that
+//! body, and its lease (dropped once the body is freed: after parsing, or
+//! after storing a page that is not parsed) frees both. Waiting fetches hold no parse slot or store queue entry that
 //! a holder needs, so the holders always finish.
 
 use std::sync::Arc;
