@@ -52,7 +52,7 @@ async fn concurrent_bodies_stay_within_the_budget_and_arrive_whole() {
             tokio::spawn(async move {
                 let r = f.get(&format!("http://big.test/big{i}")).await.unwrap();
                 // Held a while, as a page waiting to be parsed and stored.
-                tokio::time::sleep(Duration::from_millis(30)).await;
+                tokio::time::sleep(Duration::from_millis(100)).await;
                 assert!(!r.truncated);
                 assert_eq!(r.body, big_body(i, SIZE), "body {i}");
             })
