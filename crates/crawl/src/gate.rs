@@ -56,6 +56,11 @@ pub struct Gates {
     inner: Mutex<Inner>,
 }
 
+/// The key of `unit`'s gate.
+fn key(unit: &str) -> u64 {
+    xxh3_64(unit.as_bytes())
+}
+
 /// `d` in whole milliseconds, at most [`MAX_DELAY_MS`].
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).map_or(MAX_DELAY_MS, |ms| ms.min(MAX_DELAY_MS))
@@ -73,9 +78,8 @@ impl Inner {
                 self.slots.shrink_to(self.sweep_at);
             }
         }
-        let key = xxh3_64(unit.as_bytes());
         let seen = &mut self.seen;
-        self.slots.entry(key).or_insert_with(|| {
+        self.slots.entry(key(unit)).or_insert_with(|| {
             seen.insert(unit.as_bytes());
             Slot {
                 next: now,
@@ -120,7 +124,7 @@ impl Gates {
         let g = self.lock();
         let ms = g
             .slots
-            .get(&xxh3_64(host.as_bytes()))
+            .get(&key(host))
             .map_or(self.default_ms, |s| s.delay_ms);
         Duration::from_millis(ms)
     }

@@ -477,7 +477,7 @@ mod tests {
             gz(&[URLSET.as_bytes()], 1),
             // 60 MiB of spaces inside a urlset: cut at 50 MB.
             gz(&[b"<urlset>", &[b' '; 1 << 20]], 60),
-            // 3,000 entries, about 3 MiB inflated.
+            // 45,000 entries, about 3 MiB inflated.
             gz(
                 &[b"<url><loc>http://a.sim/a-long-path-to-fill-the-file-with</loc></url>"],
                 45_000,
