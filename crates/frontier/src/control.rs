@@ -12,7 +12,10 @@ impl Frontier {
     pub fn set_delay(&self, crawl: &str, key: Option<&str>, delay_s: u32) -> Result<()> {
         let ms = u64::from(delay_s) * 1000;
         match key.filter(|k| !k.is_empty()) {
-            Some(k) => self.update_queue(crawl, k, |q| q.delay_ms = Some(ms)),
+            // At most 4.3 M s (u32 seconds × 1000 overflows u32 past 49 days: clamped).
+            Some(k) => self.update_queue(crawl, k, |q| {
+                q.delay_ms = Some(u32::try_from(ms).unwrap_or(u32::MAX));
+            }),
             None => self.update_crawl(crawl, |c| c.default_delay_ms = ms),
         }
     }

@@ -349,7 +349,7 @@ impl Table {
         let qid = self.next_qid;
         let rec = QueueRec {
             crawl,
-            key: key.to_string(),
+            key: key.into(),
             ..QueueRec::default()
         };
         self.insert_queue(qid, rec);

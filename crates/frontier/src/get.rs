@@ -169,7 +169,7 @@ impl Frontier {
         // Whether a queue visited in this turn has a pending URL.
         let mut pending = false;
         while tried < len && served < max_queues && t.domains[di].deficit > 0 {
-            let pos = (t.domains[di].cursor + tried) % len;
+            let pos = (t.domains[di].cursor as usize + tried) % len;
             let qid = t.domains[di].queues[pos];
             tried += 1;
             let budget = t.domains[di].deficit;
@@ -180,7 +180,7 @@ impl Frontier {
             }
             served += 1;
             let d = &mut t.domains[di];
-            d.cursor = (pos + 1) % len;
+            d.cursor = ((pos + 1) % len) as u32; // < len: queue ids are u32
             tried = 0;
             // An unlimited turn (max_urls_per_queue 0) is one queue.
             d.deficit = if ask.per_queue == usize::MAX {
@@ -299,7 +299,7 @@ impl Frontier {
             let next = heads
                 .iter()
                 .filter_map(|h| h.head.as_ref().map(|(p, _)| p.0));
-            q.due_hint_s = next.min().unwrap_or(u64::MAX / 1000);
+            q.due_hint_s = next.min().map_or(u32::MAX, crate::table::secs32);
             if heads[1].head.is_none() {
                 // Every `disc` entry through segment `disc_hi` is leased: the
                 // next scan starts past it (an insertion lowers the mark).

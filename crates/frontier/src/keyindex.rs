@@ -12,7 +12,7 @@
 //! crossing an empty entry; live + deleted ≤ 3/4 of the entries.
 //!
 //! Why not `hashbrown`: a lookup is three dependent cache misses (entry,
-//! the 160-byte queue slot, the key bytes) and a put batch does 256 of them
+//! the 136-byte queue slot, the key bytes) and a put batch does 256 of them
 //! under the table lock; here [`KeyIndex::find_many`] prefetches each
 //! stage for items further down the batch, so the misses of different
 //! items overlap. Cost: 8 B per entry at a load of 3/8 to 3/4 (at most 1/2
@@ -66,7 +66,7 @@ fn hash_of(queues: &Queues, qid: u32) -> u64 {
 fn is(queues: &Queues, qid: u32, crawl: u32, key: &str) -> bool {
     queues
         .get(&qid)
-        .is_some_and(|q| q.rec.crawl == crawl && q.rec.key == key)
+        .is_some_and(|q| q.rec.crawl == crawl && *q.rec.key == *key)
 }
 
 /// Hints the CPU to load the cache line at `p` (never faults).
@@ -247,7 +247,7 @@ mod tests {
                     continue;
                 }
                 let qid = t.next_qid;
-                t.insert_queue(qid, QueueRec { crawl, key: key(k), ..QueueRec::default() });
+                t.insert_queue(qid, QueueRec { crawl, key: key(k).into(), ..QueueRec::default() });
                 model.insert((crawl, k), qid);
             }
             let qids: Vec<u32> = model.values().copied().collect();

@@ -25,6 +25,7 @@ mod delete;
 mod disc;
 mod discscan;
 mod dlog;
+mod domains;
 mod error;
 #[cfg(target_os = "linux")]
 mod fresh;

@@ -73,7 +73,7 @@ impl Frontier {
             .into_iter()
             .filter_map(|qid| t.queues.get(&qid))
             .filter(|q| include_inactive || q.rec.pending > 0)
-            .map(|q| q.rec.key.clone())
+            .map(|q| q.rec.key.to_string())
             .collect();
         keys.sort();
         let total = keys.len() as u64;
@@ -140,7 +140,7 @@ impl Frontier {
             let t = self.lock_store()?;
             queue_ids(&t, &query.crawl, query.key.as_deref())
                 .into_iter()
-                .filter_map(|qid| t.queues.get(&qid).map(|q| (qid, q.rec.key.clone())))
+                .filter_map(|qid| t.queues.get(&qid).map(|q| (qid, q.rec.key.to_string())))
                 .collect()
         };
         let needle = query.filter.as_deref().filter(|s| !s.is_empty()).map(|s| {

@@ -12,7 +12,9 @@
 //! Why: a `HashMap<u32, Queue>` paid a ~160-byte bucket per queue at its
 //! load factor (7/16 to 7/8 full: 180–370 B per queue), and the key → qid
 //! map a second copy of every key plus a 32-byte bucket. Here a queue costs
-//! its slot (`size_of::<Queue>()`, 160 B; 152 before the `disc` marks), its
+//! its slot (`size_of::<Queue>()`, 136 B: 152 before the `disc` marks, 160
+//! after them, 136 since its key is a `Box<str>` and its small fields
+//! are u32s), its
 //! key once (in `rec.key`), and 11–16 B of index (`keyindex`: an 8-byte
 //! entry, 3/8 to 3/4 full); a chunk wastes at most 1,023 empty slots (qids
 //! are dense: they are handed out in order and only deleted queues leave
@@ -25,7 +27,7 @@
 
 use crate::table::Queue;
 
-/// Slots per chunk (a chunk of 160-byte queues is 160 KiB).
+/// Slots per chunk (a chunk of 136-byte queues is 136 KiB).
 const CHUNK: usize = 1024;
 
 struct Chunk {
@@ -172,13 +174,13 @@ mod tests {
                         if taken || model.contains_key(&qid) {
                             continue;
                         }
-                        let rec = QueueRec { crawl, key: key(k), ..QueueRec::default() };
+                        let rec = QueueRec { crawl, key: key(k).into(), ..QueueRec::default() };
                         t.insert_queue(qid, rec);
                         model.insert(qid, (crawl, key(k)));
                     }
                     Op::Remove(qid) => {
                         let got = t.remove_queue(qid).map(|q| (q.rec.crawl, q.rec.key));
-                        prop_assert_eq!(got, model.remove(&qid));
+                        prop_assert_eq!(got, model.remove(&qid).map(|(c, k)| (c, k.into())));
                     }
                 }
             }
@@ -186,7 +188,7 @@ mod tests {
             let listed: Vec<(u32, (u32, String))> = t
                 .queues
                 .iter()
-                .map(|(qid, q)| (qid, (q.rec.crawl, q.rec.key.clone())))
+                .map(|(qid, q)| (qid, (q.rec.crawl, q.rec.key.to_string())))
                 .collect();
             let want: Vec<_> = model.clone().into_iter().collect();
             prop_assert_eq!(listed, want);
@@ -206,12 +208,17 @@ mod tests {
     }
 
     #[test]
+    fn a_queue_slot_is_136_bytes() {
+        assert_eq!(std::mem::size_of::<Option<crate::table::Queue>>(), 136);
+    }
+
+    #[test]
     fn a_queue_costs_its_slot_and_a_few_bytes_of_index() {
         let mut t = Table::default();
         for qid in 0..10_000u32 {
             let rec = QueueRec {
                 crawl: 0,
-                key: format!("h{qid}.example.org"),
+                key: format!("h{qid}.example.org").into(),
                 ..QueueRec::default()
             };
             t.insert_queue(qid, rec);

@@ -23,9 +23,10 @@ pub struct QueueRec {
     /// Owning crawl id.
     pub crawl: u32,
     /// Queue key.
-    pub key: String,
-    /// Own politeness delay; `None` = the crawl default.
-    pub delay_ms: Option<u64>,
+    pub key: Box<str>,
+    /// Own politeness delay; `None` = the crawl default. In RAM as a u32
+    /// (49 days; longer ones are clamped), on disk as a u64.
+    pub delay_ms: Option<u32>,
     /// Not served before this time (seconds); 0 = not blocked.
     pub block_until_s: u64,
     /// Maximum URLs completed + in flight; 0 = unlimited.
@@ -73,7 +74,7 @@ impl QueueRec {
         let mut out = vec![VALUE_VERSION];
         out.extend_from_slice(&self.crawl.to_le_bytes());
         out.push(u8::from(self.delay_ms.is_some()));
-        out.extend_from_slice(&self.delay_ms.unwrap_or(0).to_le_bytes());
+        out.extend_from_slice(&u64::from(self.delay_ms.unwrap_or(0)).to_le_bytes());
         out.extend_from_slice(&self.block_until_s.to_le_bytes());
         out.extend_from_slice(&self.limit.to_le_bytes());
         out.extend_from_slice(&self.completed.to_le_bytes());
@@ -92,12 +93,12 @@ impl QueueRec {
         let delay = r.u64()?;
         let rec = QueueRec {
             crawl,
-            delay_ms: has_delay.then_some(delay),
+            delay_ms: has_delay.then_some(u32::try_from(delay).unwrap_or(u32::MAX)),
             block_until_s: r.u64()?,
             limit: r.u32()?,
             completed: r.u64()?,
             pending: r.u64()?,
-            key: r.string()?,
+            key: r.string()?.into(),
         };
         r.finish()?;
         Ok(rec)
@@ -128,5 +129,22 @@ mod tests {
         };
         assert_eq!(CrawlRec::decode(&c.encode()).unwrap(), c);
         assert!(CrawlRec::decode(&[]).is_err());
+    }
+
+    /// The on-disk delay is a u64 (as before the in-RAM field became a
+    /// u32): a longer one than a u32 of milliseconds holds is read clamped.
+    #[test]
+    fn a_stored_delay_past_49_days_is_clamped() {
+        let q = QueueRec {
+            key: "example.com".into(),
+            delay_ms: Some(u32::MAX),
+            ..QueueRec::default()
+        };
+        let mut enc = q.encode();
+        // version u8, crawl u32, has-delay u8, then the delay u64.
+        let at = 1 + 4 + 1;
+        assert_eq!(enc[at..at + 8], u64::from(u32::MAX).to_le_bytes());
+        enc[at..at + 8].copy_from_slice(&(u64::from(u32::MAX) * 10).to_le_bytes());
+        assert_eq!(QueueRec::decode(&enc).unwrap(), q);
     }
 }

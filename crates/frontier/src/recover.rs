@@ -87,7 +87,7 @@ pub fn rebuild_seen(store: &Store, table: &mut Table, policy: &mgz_url::Policy) 
         let (qid, v) = entry?;
         let crawl = crawl_of.get(table, qid)?;
         // Pending bodies may leave out the host: it is their queue's key.
-        let key = table.queues.get(&qid).map_or("", |q| q.rec.key.as_str());
+        let key = table.queues.get(&qid).map_or("", |q| &*q.rec.key);
         let url = crate::codec::Body::decode(&v, key)?.url;
         let key = match mgz_url::PlainUrl::check(&url, policy) {
             Some(p) => p.key_bytes(),

@@ -120,7 +120,7 @@ impl Table {
         }
         let len = dom.queues.len();
         (0..len)
-            .map(|i| dom.queues[(dom.cursor + i) % len])
+            .map(|i| dom.queues[(dom.cursor as usize + i) % len])
             .find(|qid| self.queues.get(qid).is_some_and(|q| q.rec.pending > 0))
             .unwrap_or(u32::MAX)
     }

@@ -15,9 +15,11 @@
 //! domain's turn is worth `max_urls_per_queue` URLs, drawn from as many of its
 //! hosts (rotating) as it takes, so a site with 1,000 subdomains of two URLs
 //! each gets the same share of URLs as a single host with a long backlog. Memory is per queue, never per URL
-//! (apart from leases in flight): ~220 B per queue (`probe::queue_table` with
-//! 10,000 queues when `Queue` was 152 bytes, 324 before the dense store of
-//! `queues.rs`; the `disc` marks of format 4 add 8 B: the 160-byte `Queue`, its key once, ~5-9 B of key index, its share of the domain ring) plus
+//! (apart from leases in flight), measured by `examples/table_cost.rs` (counting allocator, 1M
+//! queues): **281 B per queue when every host is its own registrable domain** (a broad crawl),
+//! 180 B with 16 hosts per domain (382 and 208 before the domain side was slimmed, `domains.rs`):
+//! the 136-byte `Queue`, its key once, ~17 B of key index, and per domain a 72-byte `Domain`
+//! (its name once, its first queue id inline), ~17 B of domain index and 4 B of ring; plus
 //! 60-130 B per lease in flight (entries of 24 + 32 B in two hash maps at
 //! their load factor); an idle queue holds no lease memory.
 
@@ -26,6 +28,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use mgz_seen::SeenSet;
 
+pub use crate::domains::Domain;
+use crate::domains::DomainIndex;
 use crate::keyindex::KeyIndex;
 use crate::queues::Queues;
 use crate::records::{CrawlRec, QueueRec};
@@ -40,7 +44,7 @@ pub struct Queue {
     /// Durable part.
     pub rec: QueueRec,
     /// Index into [`Table::domains`].
-    pub domain: usize,
+    pub domain: u32,
     /// When URLs were last served from it (ms).
     pub last_serve_ms: u64,
     /// URLs in flight: sched position → lease expiry (ms).
@@ -48,7 +52,7 @@ pub struct Queue {
     /// No lease expires before this (ms); may be stale-low, never stale-high.
     pub lease_min_expiry_ms: u64,
     /// No unleased pending URL is due before this (secs); stale-low only.
-    pub due_hint_s: u64,
+    pub due_hint_s: u32,
     /// Last `get` call that served it (each queue serves once per call).
     pub stamp: u64,
     /// Scans of `sched` start here: every pending entry before it is leased.
@@ -111,21 +115,10 @@ pub struct Crawl {
     pub dirty: bool,
 }
 
-/// A registrable domain of one crawl and its queues, rotated round-robin.
-#[derive(Debug, Default)]
-pub struct Domain {
-    /// Owning crawl.
-    pub crawl: u32,
-    /// Queues of this domain.
-    pub queues: Vec<u32>,
-    /// Next queue to try.
-    pub cursor: usize,
-    /// URLs left in the domain's current turn (deficit round-robin); 0 = no turn under way.
-    pub deficit: usize,
-    /// [`Table::grows`] when a turn found no queue of the domain with a
-    /// pending URL. While `grows` keeps that value none can have gained
-    /// one, so `get` skips the domain without visiting its queues.
-    pub empty_at: Option<u64>,
+/// `secs` as a u32 (seconds since 1970 fit until 2106), larger ones
+/// clamped: for hints that may be low, never high.
+pub fn secs32(secs: u64) -> u32 {
+    u32::try_from(secs).unwrap_or(u32::MAX)
 }
 
 /// All in-memory state, guarded by the frontier's mutex.
@@ -155,7 +148,7 @@ pub struct Table {
     /// Domains `get` calls visited so far (read by the tests).
     pub ring_visits: u64,
     /// (crawl, domain name) → index in `domains`.
-    pub domain_index: HashMap<(u32, String), usize>,
+    pub domain_index: DomainIndex,
     /// Ring position of the next domain to serve.
     pub cursor: usize,
     /// `disc` ranges opened by `get` calls so far (read by the tests).
@@ -204,15 +197,21 @@ impl Table {
     /// Adds queue `qid` with record `rec` to the maps and the ring.
     pub fn insert_queue(&mut self, qid: u32, rec: QueueRec) {
         let dname = registrable_domain(&rec.key);
-        let next = self.domains.len();
-        let d = *self.domain_index.entry((rec.crawl, dname)).or_insert(next);
-        if d == next {
-            self.domains.push(Domain {
-                crawl: rec.crawl,
-                ..Domain::default()
-            });
-            self.ring.push(u32::try_from(d).unwrap_or(u32::MAX));
-        }
+        let d = match self.domain_index.find(&self.domains, rec.crawl, &dname) {
+            Some(d) => d as usize,
+            None => {
+                let d = self.domains.len();
+                let id = u32::try_from(d).unwrap_or(u32::MAX);
+                self.domains.push(Domain {
+                    crawl: rec.crawl,
+                    name: dname.into(),
+                    ..Domain::default()
+                });
+                self.domain_index.insert(&self.domains, id);
+                self.ring.push(id);
+                d
+            }
+        };
         self.domains[d].queues.push(qid);
         self.grows += 1;
         self.next_qid = self.next_qid.max(qid + 1);
@@ -224,7 +223,7 @@ impl Table {
             qid,
             Queue {
                 rec,
-                domain: d,
+                domain: u32::try_from(d).unwrap_or(u32::MAX),
                 last_serve_ms: 0,
                 leases: SlimMap::default(),
                 lease_min_expiry_ms: u64::MAX,
@@ -247,8 +246,8 @@ impl Table {
     pub fn remove_queue(&mut self, qid: u32) -> Option<Queue> {
         let q = self.queues.remove(&qid)?;
         self.keys.remove(q.rec.crawl, &q.rec.key, qid);
-        let d = &mut self.domains[q.domain];
-        d.queues.retain(|&x| x != qid);
+        let d = &mut self.domains[q.domain as usize];
+        d.queues.retain(|x| x != qid);
         d.cursor = 0;
         d.deficit = 0;
         Some(q)
@@ -303,7 +302,7 @@ impl Table {
 
     /// Politeness delay of a queue in ms.
     pub fn delay_ms(&self, q: &Queue) -> u64 {
-        q.rec.delay_ms.unwrap_or_else(|| {
+        q.rec.delay_ms.map(u64::from).unwrap_or_else(|| {
             self.crawls
                 .get(&q.rec.crawl)
                 .map_or(crate::records::DEFAULT_DELAY_MS, |c| c.rec.default_delay_ms)
@@ -342,7 +341,7 @@ impl Queue {
     /// Notes a pending entry added at `key` (due at `key.0`) in segment
     /// `seg` (0 for `sched`).
     pub fn added(&mut self, key: LeaseKey, seg: u32) {
-        self.due_hint_s = self.due_hint_s.min(key.0);
+        self.due_hint_s = self.due_hint_s.min(secs32(key.0));
         self.disc_hi = self.disc_hi.max(seg);
         self.lower_marks(key);
     }
@@ -361,7 +360,7 @@ impl Queue {
         if self.rec.pending as usize <= self.leases.len() {
             return false;
         }
-        self.due_hint_s.saturating_mul(1000) <= now_ms
+        u64::from(self.due_hint_s) * 1000 <= now_ms
     }
 }
 

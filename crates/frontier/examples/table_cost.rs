@@ -1,0 +1,53 @@
+//! Heap per queue of the in-memory queue table, measured with a counting
+//! allocator: `cargo run --release -p mgz-frontier --example table_cost [N]`
+//! builds tables of N queues (default 1,000,000) with one host per
+//! registrable domain (a broad crawl) and with 16 hosts per domain, and
+//! prints the bytes per queue of each.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+struct Counting;
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards to the system allocator and only counts sizes.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        LIVE.fetch_add(l.size(), Relaxed);
+        // SAFETY: same layout as asked.
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        LIVE.fetch_sub(l.size(), Relaxed);
+        // SAFETY: `p` came from `alloc` with `l`.
+        unsafe { System.dealloc(p, l) }
+    }
+}
+
+#[global_allocator]
+static A: Counting = Counting;
+
+fn cost(label: &str, keys: &[String]) {
+    let before = LIVE.load(Relaxed);
+    let t = mgz_frontier::probe::queue_table(keys.iter().map(String::as_str));
+    let bytes = LIVE.load(Relaxed) - before;
+    drop(t);
+    println!(
+        "{label}: {} queues, {bytes} B of heap, {:.1} B/queue",
+        keys.len(),
+        bytes as f64 / keys.len() as f64
+    );
+}
+
+fn main() {
+    let n: usize = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1_000_000);
+    let broad: Vec<String> = (0..n).map(|i| format!("www.site{i}.com")).collect();
+    cost("one host per domain", &broad);
+    let sub: Vec<String> = (0..n)
+        .map(|i| format!("h{}.site{}.com", i % 16, i / 16))
+        .collect();
+    cost("16 hosts per domain", &sub);
+}
