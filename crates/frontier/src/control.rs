@@ -12,7 +12,7 @@ impl Frontier {
     pub fn set_delay(&self, crawl: &str, key: Option<&str>, delay_s: u32) -> Result<()> {
         let ms = u64::from(delay_s) * 1000;
         match key.filter(|k| !k.is_empty()) {
-            // At most 4.3 M s (u32 seconds × 1000 overflows u32 past 49 days: clamped).
+            // Held in ms as a u32: a delay past ~49.7 days is clamped to it.
             Some(k) => self.update_queue(crawl, k, |q| {
                 q.delay_ms = Some(u32::try_from(ms).unwrap_or(u32::MAX));
             }),
