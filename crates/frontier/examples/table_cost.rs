@@ -43,7 +43,10 @@ fn rss() -> usize {
 fn cost(label: &str, keys: &[String]) {
     let (before, rss_before) = (LIVE.load(Relaxed), rss());
     let t = mgz_frontier::probe::queue_table(keys.iter().map(String::as_str));
-    let (bytes, resident) = (LIVE.load(Relaxed) - before, rss().saturating_sub(rss_before));
+    let (bytes, resident) = (
+        LIVE.load(Relaxed) - before,
+        rss().saturating_sub(rss_before),
+    );
     drop(t);
     let n = keys.len() as f64;
     println!(

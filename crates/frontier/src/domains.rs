@@ -1,11 +1,15 @@
-//! The registrable domains of the round-robin: each [`Domain`] keeps its
-//! own name, and [`DomainIndex`] finds one by (crawl, name) without a
-//! second copy of the name.
+//! The registrable domains of the round-robin: each [`Domain`] names
+//! itself, mostly by pointing into one of its queues' keys, and
+//! [`DomainIndex`] finds one by (crawl, name) without a copy of the name.
 //!
 //! ```text
 //! Table::domains: Vec<Domain>   index = domain id, in the order first seen; never removed
-//!   Domain { crawl u32, cursor u32, queues: Qids, deficit, empty_at, name: Box<str> }   72 B
+//!   Domain { crawl u32, cursor u32, queues: Qids, deficit, empty_at, name: DomainName }  72 B
 //!   Qids:   One(qid) inline (a broad crawl: one host per domain) | Many(Vec<u32>)         24 B
+//!   DomainName: Suffix { qid, len }: the last `len` bytes of queue qid's key               16 B
+//!               (`www.example.com` → `example.com`; qid is one of the domain's queues)
+//!             | Own(Box<str>): when no queue's key ends with the name (all removed, or
+//!               a key whose registrable domain is not its literal suffix)
 //! DomainIndex: open-addressing table of u64 entries (tag u32 | domain id u32),
 //!   hashed by xxh3 of the name and the crawl; a probe compares (crawl, name)
 //!   with the domain's own fields
@@ -16,10 +20,13 @@
 //! `Vec<u32>` of queues a heap block of its own. In a broad crawl, where
 //! almost every host is its own domain, the domain side cost more than the
 //! queue itself (`examples/table_cost.rs`: 382 B per queue, one host per
-//! domain, against 208 with 16 hosts per domain).
+//! domain, against 208 with 16 hosts per domain; now 267 and 179, 278
+//! and 196 B resident: docs/BENCHMARKS.md, "Queue table per host").
 //!
-//! Invariants: every domain id below `domains.len()` is in the index exactly
-//! once, reachable by linear probing from the home slot of its (crawl, name)
+//! Invariants: a `Suffix` name's queue is live and one of the domain's
+//! queues (removing it moves the name to another queue or into `Own`, see
+//! [`Domain::unlink`]), so a domain's name never changes; every domain id
+//! below `domains.len()` is in the index exactly once, reachable by linear probing from the home slot of its (crawl, name)
 //! without crossing an empty entry; entries ≤ 3/4 of the table (domains are
 //! never removed, so there are no tombstones). Cost: 8 B per entry at a load
 //! of 3/8 to 3/4, 11–21 B per domain; a lookup hashes the name once and
@@ -28,6 +35,8 @@
 use std::ops::Index;
 
 use xxhash_rust::xxh3::xxh3_64;
+
+use crate::queues::Queues;
 
 /// A domain's queue ids, in the order they were added: the first inline.
 #[derive(Debug, Clone)]
@@ -114,7 +123,83 @@ pub struct Domain {
     pub empty_at: Option<u64>,
     /// The registrable domain (or the key itself, see
     /// [`registrable_domain`](crate::table::registrable_domain)).
-    pub name: Box<str>,
+    pub name: DomainName,
+}
+
+/// Where a domain's name is kept (see the module docs).
+#[derive(Debug)]
+pub enum DomainName {
+    /// The last `len` bytes of the key of queue `qid`.
+    Suffix {
+        /// A live queue of the domain.
+        qid: u32,
+        /// Bytes of the name.
+        len: u32,
+    },
+    /// The name itself.
+    Own(Box<str>),
+}
+
+impl Default for DomainName {
+    fn default() -> Self {
+        DomainName::Own("".into())
+    }
+}
+
+impl DomainName {
+    /// `name` as it is kept for a domain whose first queue `qid` has key
+    /// `key`: a suffix of the key when it is one.
+    pub fn new(name: &str, qid: u32, key: &str) -> DomainName {
+        match u32::try_from(name.len()) {
+            Ok(len) if key.ends_with(name) => DomainName::Suffix { qid, len },
+            _ => DomainName::Own(name.into()),
+        }
+    }
+}
+
+/// The last `len` bytes of `key` ("" if that is not a char boundary, which
+/// [`DomainName::new`] rules out).
+fn suffix(key: &str, len: u32) -> &str {
+    key.len()
+        .checked_sub(len as usize)
+        .and_then(|at| key.get(at..))
+        .unwrap_or("")
+}
+
+impl Domain {
+    /// The domain's name.
+    pub fn name<'a>(&'a self, queues: &'a Queues) -> &'a str {
+        match &self.name {
+            DomainName::Own(name) => name,
+            DomainName::Suffix { qid, len } => {
+                queues.get(qid).map_or("", |q| suffix(&q.rec.key, *len))
+            }
+        }
+    }
+
+    /// Takes queue `qid`, whose key was `key` and which is no longer in
+    /// `queues`, out of the domain; a name kept in its key moves to another
+    /// queue's key that ends with it, or into the domain.
+    pub fn unlink(&mut self, qid: u32, key: &str, queues: &Queues) {
+        self.queues.retain(|x| x != qid);
+        self.cursor = 0;
+        self.deficit = 0;
+        if let DomainName::Suffix { qid: at, len } = self.name
+            && at == qid
+        {
+            let name = suffix(key, len);
+            let other = self
+                .queues
+                .as_slice()
+                .iter()
+                .copied()
+                .find(|q| queues.get(q).is_some_and(|q| q.rec.key.ends_with(name)));
+            self.name = match other {
+                Some(q) => DomainName::Suffix { qid: q, len },
+                None => DomainName::Own(name.into()),
+            };
+        }
+    }
 }
 
 const EMPTY: u64 = 0;
@@ -138,7 +223,7 @@ fn entry(hash: u64, id: u32) -> u64 {
 
 impl DomainIndex {
     /// The id of domain `name` of crawl `crawl` among `domains`.
-    pub fn find(&self, domains: &[Domain], crawl: u32, name: &str) -> Option<u32> {
+    pub fn find(&self, domains: &[Domain], queues: &Queues, crawl: u32, name: &str) -> Option<u32> {
         if self.entries.is_empty() {
             return None;
         }
@@ -155,7 +240,7 @@ impl DomainIndex {
             if e >> 32 == tag
                 && let Some(d) = domains.get(id as usize)
                 && d.crawl == crawl
-                && *d.name == *name
+                && d.name(queues) == name
             {
                 return Some(id);
             }
@@ -164,22 +249,22 @@ impl DomainIndex {
     }
 
     /// Indexes domain `id`, already in `domains` and not yet indexed.
-    pub fn insert(&mut self, domains: &[Domain], id: u32) {
+    pub fn insert(&mut self, domains: &[Domain], queues: &Queues, id: u32) {
         if (self.live + 1) * 4 > self.entries.len() * 3 {
             let want = ((self.live + 1) * 2).next_power_of_two().max(16);
             let old = std::mem::replace(&mut self.entries, vec![EMPTY; want]);
             for e in old.into_iter().filter(|&e| e != EMPTY) {
-                self.place(domains, e as u32);
+                self.place(domains, queues, e as u32);
             }
         }
-        self.place(domains, id);
+        self.place(domains, queues, id);
         self.live += 1;
     }
 
-    fn place(&mut self, domains: &[Domain], id: u32) {
+    fn place(&mut self, domains: &[Domain], queues: &Queues, id: u32) {
         let h = domains
             .get(id as usize)
-            .map_or(0, |d| hash(d.crawl, &d.name));
+            .map_or(0, |d| hash(d.crawl, d.name(queues)));
         let mask = self.entries.len() - 1;
         let mut i = (h as usize) & mask;
         while self.entries[i] != EMPTY {
@@ -195,9 +280,24 @@ mod tests {
     use proptest::prelude::*;
 
     #[test]
-    fn a_domain_is_72_bytes_and_its_queue_list_24() {
+    fn a_domain_is_72_bytes_its_queue_list_24_and_its_name_16() {
         assert_eq!(std::mem::size_of::<Qids>(), 24);
+        assert_eq!(std::mem::size_of::<DomainName>(), 16);
         assert_eq!(std::mem::size_of::<Domain>(), 72);
+    }
+
+    #[test]
+    fn a_name_is_kept_in_the_key_when_it_ends_it() {
+        assert!(matches!(
+            DomainName::new("example.com", 3, "www.example.com"),
+            DomainName::Suffix { qid: 3, len: 11 }
+        ));
+        assert!(matches!(
+            DomainName::new("example.com", 3, "www.example.com:8080"),
+            DomainName::Own(_)
+        ));
+        assert_eq!(suffix("ab", 3), "");
+        assert_eq!(suffix("aé", 1), "");
     }
 
     proptest! {
@@ -230,17 +330,17 @@ mod tests {
             let (mut domains, mut index) = (Vec::<Domain>::new(), DomainIndex::default());
             let mut model = std::collections::HashMap::new();
             for (crawl, name) in names {
-                let got = index.find(&domains, crawl, &name);
+                let got = index.find(&domains, &Queues::default(), crawl, &name);
                 prop_assert_eq!(got, model.get(&(crawl, name.clone())).copied());
                 if got.is_none() {
                     let id = domains.len() as u32;
-                    domains.push(Domain { crawl, name: name.clone().into(), ..Domain::default() });
-                    index.insert(&domains, id);
+                    domains.push(Domain { crawl, name: DomainName::Own(name.clone().into()), ..Domain::default() });
+                    index.insert(&domains, &Queues::default(), id);
                     model.insert((crawl, name), id);
                 }
             }
             for ((crawl, name), id) in &model {
-                prop_assert_eq!(index.find(&domains, *crawl, name), Some(*id));
+                prop_assert_eq!(index.find(&domains, &Queues::default(), *crawl, name), Some(*id));
             }
             prop_assert!(index.live * 4 <= index.entries.len() * 3 || index.entries.is_empty());
         }

@@ -155,8 +155,10 @@ mod tests {
         prop::collection::vec(op, 0..300)
     }
 
+    /// Three registrable domains, so removals move domain names between
+    /// queues' keys and into the domains (`domains.rs`).
     fn key(k: u8) -> String {
-        format!("host{k}.example.com")
+        format!("host{k}.example{}.com", k % 3)
     }
 
     proptest! {
@@ -201,6 +203,18 @@ mod tests {
                 prop_assert_eq!(t.crawl_qids(crawl), want);
             }
             prop_assert_eq!(t.queues.values_mut().count(), model.len());
+            // Every domain keeps its name and is found by it, whichever of
+            // its queues were removed; each queue is listed by its domain.
+            for (i, d) in t.domains.iter().enumerate() {
+                let name = d.name(&t.queues);
+                prop_assert!(name.starts_with("example"), "{name:?}");
+                prop_assert_eq!(t.domain_index.find(&t.domains, &t.queues, d.crawl, name), Some(i as u32));
+            }
+            for (qid, q) in t.queues.iter() {
+                let d = &t.domains[q.domain as usize];
+                prop_assert_eq!(d.name(&t.queues), crate::table::registrable_domain(&q.rec.key));
+                prop_assert!(d.queues.as_slice().contains(&qid));
+            }
             if model.is_empty() {
                 prop_assert!(t.queues.chunks.iter().all(Option::is_none), "empty chunks are freed");
             }

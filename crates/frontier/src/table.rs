@@ -16,10 +16,11 @@
 //! hosts (rotating) as it takes, so a site with 1,000 subdomains of two URLs
 //! each gets the same share of URLs as a single host with a long backlog. Memory is per queue, never per URL
 //! (apart from leases in flight), measured by `examples/table_cost.rs` (counting allocator, 1M
-//! queues): **281 B per queue when every host is its own registrable domain** (a broad crawl),
-//! 180 B with 16 hosts per domain (382 and 208 before the domain side was slimmed, `domains.rs`):
+//! queues): **267 B per queue when every host is its own registrable domain** (a broad crawl),
+//! 179 B with 16 hosts per domain (382 and 208 before the domain side was slimmed, `domains.rs`):
 //! the 136-byte `Queue`, its key once, ~17 B of key index, and per domain a 72-byte `Domain`
-//! (its name once, its first queue id inline), ~17 B of domain index and 4 B of ring; plus
+//! (its name a suffix of a queue's key, its first queue id inline), ~17 B of domain index and
+//! 4 B of ring; plus
 //! 60-130 B per lease in flight (entries of 24 + 32 B in two hash maps at
 //! their load factor); an idle queue holds no lease memory.
 
@@ -29,7 +30,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use mgz_seen::SeenSet;
 
 pub use crate::domains::Domain;
-use crate::domains::DomainIndex;
+use crate::domains::{DomainIndex, DomainName};
 use crate::keyindex::KeyIndex;
 use crate::queues::Queues;
 use crate::records::{CrawlRec, QueueRec};
@@ -196,34 +197,34 @@ pub fn registrable_domain(key: &str) -> String {
 impl Table {
     /// Adds queue `qid` with record `rec` to the maps and the ring.
     pub fn insert_queue(&mut self, qid: u32, rec: QueueRec) {
+        // A queue put in the place of another takes it out of its domain too.
+        self.remove_queue(qid);
         let dname = registrable_domain(&rec.key);
-        let d = match self.domain_index.find(&self.domains, rec.crawl, &dname) {
-            Some(d) => d as usize,
+        let found = self
+            .domain_index
+            .find(&self.domains, &self.queues, rec.crawl, &dname);
+        // A new domain is indexed once the queue its name points into is in.
+        let (d, new_domain) = match found {
+            Some(d) => (d as usize, false),
             None => {
-                let d = self.domains.len();
-                let id = u32::try_from(d).unwrap_or(u32::MAX);
                 self.domains.push(Domain {
                     crawl: rec.crawl,
-                    name: dname.into(),
+                    name: DomainName::new(&dname, qid, &rec.key),
                     ..Domain::default()
                 });
-                self.domain_index.insert(&self.domains, id);
-                self.ring.push(id);
-                d
+                (self.domains.len() - 1, true)
             }
         };
+        let id = u32::try_from(d).unwrap_or(u32::MAX);
         self.domains[d].queues.push(qid);
         self.grows += 1;
         self.next_qid = self.next_qid.max(qid + 1);
         let cur_seg = crate::disc::seg_of(self.next_seq, self.seg_bits);
-        if let Some(old) = self.queues.remove(&qid) {
-            self.keys.remove(old.rec.crawl, &old.rec.key, qid);
-        }
         self.queues.insert(
             qid,
             Queue {
                 rec,
-                domain: u32::try_from(d).unwrap_or(u32::MAX),
+                domain: id,
                 last_serve_ms: 0,
                 leases: SlimMap::default(),
                 lease_min_expiry_ms: u64::MAX,
@@ -240,16 +241,19 @@ impl Table {
             },
         );
         self.keys.insert(&self.queues, qid);
+        if new_domain {
+            self.domain_index.insert(&self.domains, &self.queues, id);
+            self.ring.push(id);
+        }
     }
 
     /// Removes queue `qid` from the maps and the ring.
     pub fn remove_queue(&mut self, qid: u32) -> Option<Queue> {
         let q = self.queues.remove(&qid)?;
         self.keys.remove(q.rec.crawl, &q.rec.key, qid);
-        let d = &mut self.domains[q.domain as usize];
-        d.queues.retain(|x| x != qid);
-        d.cursor = 0;
-        d.deficit = 0;
+        if let Some(d) = self.domains.get_mut(q.domain as usize) {
+            d.unlink(qid, &q.rec.key, &self.queues);
+        }
         Some(q)
     }
 
