@@ -209,8 +209,11 @@ impl Queue {
     }
 
     /// A redirect reached `url` at `depth`, but it was already queued deeper:
-    /// while it is still pending, move it to `depth` (0-1 BFS: a redirect
-    /// costs no hop, so its target may be shallower than a link found first).
+    /// move it to `depth` (0-1 BFS: a redirect costs no hop, so its target
+    /// may be shallower than a link found first). A URL in flight keeps its
+    /// lease (the frontier leaves it alone: re-putting it would hand it out
+    /// again while it is fetched, which fetched it twice); the depth noted
+    /// here is what its worker discovers links at and completes it with.
     pub async fn lower(&self, url: String, depth: u32) -> Result<(), CrawlError> {
         let lowered = self.lowered.clone();
         let moved = self
@@ -223,12 +226,9 @@ impl Queue {
                 if rec.next_fetch == 0 || rec.depth <= depth {
                     return Ok(None);
                 }
-                let old = rec.depth;
+                let old = f.lower_depth("", &url, depth).map_err(ferr)?;
                 l.insert(url, depth);
-                let next_fetch = rec.next_fetch;
-                f.put_known(&[known(rec, depth, next_fetch)])
-                    .map_err(ferr)?;
-                Ok(Some(old))
+                Ok(old)
             })
             .await??;
         if let Some(old) = moved {
@@ -257,14 +257,7 @@ impl Queue {
 
 fn known(rec: UrlRecord, depth: u32, next_fetch: u64) -> KnownItem {
     KnownItem {
-        item: UrlItem {
-            crawl: rec.crawl,
-            url: rec.url,
-            key: Some(rec.key),
-            metadata: rec.metadata,
-            depth,
-            created: rec.created,
-        },
+        item: rec.into_item(depth),
         next_fetch,
     }
 }

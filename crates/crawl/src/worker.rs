@@ -257,8 +257,9 @@ async fn redirect(sh: &Shared, rec: &UrlRecord, resp: &Fetched) -> Result<Next, 
         chain.push(rec.url.clone());
         let meta = Metadata::from([("chain".to_string(), chain)]);
         let target = target.as_str().to_string();
-        for known in discover(sh, None, &[target], rec.depth, meta).await? {
-            sh.queue.lower(known, rec.depth).await?;
+        let depth = sh.queue.effective_depth(rec);
+        for known in discover(sh, None, &[target], depth, meta).await? {
+            sh.queue.lower(known, depth).await?;
         }
     }
     sh.store.store(row).await?;
@@ -298,14 +299,17 @@ async fn page(sh: &Shared, rec: &UrlRecord, resp: Fetched) -> Result<Next, Crawl
         drop(resp.lease);
         ex.links.extend(refresh);
         let (noindex, nofollow) = (ex.noindex || xrobots.0, ex.nofollow || xrobots.1);
-        if !nofollow && rec.depth < sh.cfg.max_depth {
+        // A redirect may have found a shorter path to this page while it
+        // was fetched (`Queue::lower`): its links are that much shallower.
+        let depth = sh.queue.effective_depth(rec);
+        if !nofollow && depth < sh.cfg.max_depth {
             let page_url = CanonicalUrl::parse(&rec.url, None, &sh.cfg.policy).ok();
             let base = ex
                 .base
                 .as_deref()
                 .and_then(|b| CanonicalUrl::parse(b, page_url.as_ref(), &sh.cfg.policy).ok());
             let base = base.or(page_url);
-            discover(sh, base.as_ref(), &ex.links, rec.depth + 1, Metadata::new()).await?;
+            discover(sh, base.as_ref(), &ex.links, depth + 1, Metadata::new()).await?;
         }
         fill_keywords(&mut row, ex, noindex);
     }

@@ -34,6 +34,7 @@ mod get;
 mod jsync;
 mod keyindex;
 mod lookup;
+mod lower;
 mod order;
 mod pending;
 mod put;

@@ -51,14 +51,14 @@ use crate::types::{
 /// Borrowed from the item where it can be (a URL that is seen costs no
 /// copy of its text, queue key or metadata); stored values are encoded
 /// from these parts.
-struct Prepared<'a> {
+pub(crate) struct Prepared<'a> {
     crawl: &'a str,
-    key: Cow<'a, str>,
+    pub(crate) key: Cow<'a, str>,
     /// `keyindex::text_hash` of `key`, computed before the lock.
     key_hash: u64,
-    ukey: Vec<u8>,
+    pub(crate) ukey: Vec<u8>,
     /// Canonical URL text.
-    url: Cow<'a, str>,
+    pub(crate) url: Cow<'a, str>,
     depth: u32,
     created: u64,
     metadata: &'a Metadata,
@@ -346,7 +346,11 @@ impl Frontier {
     }
 
     /// Validates and canonicalises one item.
-    fn prepare<'a>(&self, item: &'a UrlItem, now_s: u64) -> Result<Prepared<'a>, RejectReason> {
+    pub(crate) fn prepare<'a>(
+        &self,
+        item: &'a UrlItem,
+        now_s: u64,
+    ) -> Result<Prepared<'a>, RejectReason> {
         if item.crawl.len() > MAX_KEY_LEN {
             return Err(RejectReason::CrawlTooLong {
                 len: item.crawl.len(),
@@ -452,7 +456,7 @@ impl Frontier {
 
     /// Applies one known item to queue `qid`; `fresh`: the seen set had
     /// never seen it, so the store has nothing to read.
-    fn overwrite(
+    pub(crate) fn overwrite(
         &self,
         t: &mut Table,
         batch: &mut fjall::OwnedWriteBatch,

@@ -138,6 +138,21 @@ pub struct UrlRecord {
     pub next_fetch: u64,
 }
 
+impl UrlRecord {
+    /// The item that writes this URL back (`put_known`) at link depth
+    /// `depth`, with its key, metadata and creation time.
+    pub fn into_item(self, depth: u32) -> UrlItem {
+        UrlItem {
+            crawl: self.crawl,
+            url: self.url,
+            key: Some(self.key),
+            metadata: self.metadata,
+            depth,
+            created: self.created,
+        }
+    }
+}
+
 /// Counters for a crawl or a queue.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Stats {

@@ -286,3 +286,62 @@ fn a_state_directory_in_use_is_refused_naming_it() {
     let f = open(dir.path(), &clock);
     assert_eq!(get_all(&f), ["http://a.com/x"]);
 }
+
+/// `Frontier::lower_depth`: a pending URL moves to a shallower depth; a
+/// leased one is left alone, so it is not handed out a second time while
+/// its fetch is in flight.
+fn get_one_url(f: &Frontier) -> Vec<String> {
+    let p = GetParams {
+        max_urls_per_queue: 1,
+        ..GetParams::default()
+    };
+    f.get(&p).unwrap().into_iter().map(|r| r.url).collect()
+}
+
+#[test]
+fn a_pending_url_moves_and_a_leased_one_is_not_served_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::new(T0);
+    let f = open(dir.path(), &clock);
+    f.set_delay("", None, 0).unwrap();
+    let urls = ["http://a.com/1", "http://a.com/2", "http://a.com/3"];
+    let items = urls.map(|u| UrlItem {
+        depth: 3,
+        ..UrlItem::new(u)
+    });
+    f.put_discovered(&items).unwrap();
+
+    // /1 is leased: left alone, and not served again while its lease lasts.
+    assert_eq!(get_one_url(&f), [urls[0]]);
+    assert_eq!(f.lower_depth("", urls[0], 1).unwrap(), None);
+    assert_eq!(f.url_status("", urls[0], None).unwrap().depth, 3);
+
+    // /2 is pending and unleased: it moves, keeping its due time (it is
+    // queued again behind the URLs already due then).
+    assert_eq!(f.lower_depth("", urls[1], 1).unwrap(), Some(3));
+    let st = f.url_status("", urls[1], None).unwrap();
+    assert_eq!((st.depth, st.next_fetch > 0), (1, true));
+    // Not deeper than asked, unknown or malformed: nothing happens.
+    assert_eq!(f.lower_depth("", urls[1], 1).unwrap(), None);
+    assert_eq!(f.lower_depth("", urls[1], 2).unwrap(), None);
+    assert_eq!(f.lower_depth("", "http://a.com/none", 0).unwrap(), None);
+    assert_eq!(f.lower_depth("", "not a url", 0).unwrap(), None);
+    assert_eq!(f.lower_depth("no such crawl", urls[2], 0).unwrap(), None);
+
+    clock.advance_ms(1_000);
+    let p = GetParams {
+        max_urls_per_queue: 10,
+        ..GetParams::default()
+    };
+    let served: Vec<String> = f.get(&p).unwrap().into_iter().map(|r| r.url).collect();
+    assert_eq!(served, [urls[2], urls[1]], "/1 is not handed out twice");
+
+    // Completed: left alone.
+    let done = KnownItem {
+        item: UrlItem::new(urls[0]),
+        next_fetch: 0,
+    };
+    f.put_known(&[done]).unwrap();
+    assert_eq!(f.lower_depth("", urls[0], 0).unwrap(), None);
+    assert_eq!(f.url_status("", urls[0], None).unwrap().next_fetch, 0);
+}

@@ -235,6 +235,16 @@ pub async fn serve_bytes<F>(listener: tokio::net::TcpListener, respond: F)
 where
     F: Fn(&str) -> Vec<u8> + Send + Sync + 'static,
 {
+    serve_bytes_async(listener, move |path| std::future::ready(respond(&path))).await
+}
+
+/// [`serve_bytes`] with an asynchronous `respond`, which may wait before it
+/// answers (a slow page).
+pub async fn serve_bytes_async<F, Fut>(listener: tokio::net::TcpListener, respond: F)
+where
+    F: Fn(String) -> Fut + Send + Sync + 'static,
+    Fut: std::future::Future<Output = Vec<u8>> + Send + 'static,
+{
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let respond = Arc::new(respond);
     while let Ok((mut sock, _)) = listener.accept().await {
@@ -246,7 +256,8 @@ where
             };
             let head = String::from_utf8_lossy(&buf[..n]).to_string();
             let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
-            let _ = sock.write_all(&respond(&path)).await;
+            let bytes = respond(path).await;
+            let _ = sock.write_all(&bytes).await;
         });
     }
 }
