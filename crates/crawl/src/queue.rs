@@ -239,18 +239,35 @@ impl Queue {
     }
 
     /// Hands `rec` back to be served at `at_s` (seconds since the epoch, > 0).
+    ///
+    /// A URL lowered while it was leased ([`Queue::lower`] leaves its record
+    /// and counts alone) is written at its new depth; handed back pending,
+    /// its count moves there too (in the retrying counts when its metadata
+    /// says it is retrying, as [`Queue::complete`] counts it), so the
+    /// counts per depth follow the records and the waves can end.
     pub async fn reschedule(&self, rec: UrlRecord, at_s: u64) -> Result<(), CrawlError> {
         let lowered = self.lowered.clone();
-        self.call(move |f| {
-            let mut l = lowered.lock().unwrap_or_else(|e| e.into_inner());
-            let depth = l.get(&rec.url).map_or(rec.depth, |&d| d.min(rec.depth));
-            if at_s == 0 {
-                l.remove(&rec.url);
-            }
-            f.put_known(&[known(rec, depth, at_s)])
-        })
-        .await?
-        .map_err(ferr)?;
+        let (from, retrying) = (rec.depth, is_retrying(&rec.metadata));
+        let to = self
+            .call(move |f| {
+                let mut l = lowered.lock().unwrap_or_else(|e| e.into_inner());
+                let depth = l.get(&rec.url).map_or(rec.depth, |&d| d.min(rec.depth));
+                if at_s == 0 {
+                    l.remove(&rec.url);
+                }
+                f.put_known(&[known(rec, depth, at_s)]).map(|_| depth)
+            })
+            .await?
+            .map_err(ferr)?;
+        if at_s > 0 && to < from {
+            let counts = if retrying {
+                &self.retrying
+            } else {
+                &self.pending
+            };
+            add(counts, from, -1);
+            add(counts, to, 1);
+        }
         Ok(())
     }
 }
@@ -376,5 +393,63 @@ impl Queue {
         self.call_blocking(|f| f.stats("", None).size)
             .await
             .unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn queue(dir: &std::path::Path) -> Queue {
+        let opts = mgz_frontier::FrontierOptions::default();
+        let f = Arc::new(Frontier::open(dir, opts).unwrap());
+        f.set_delay("", None, 0).unwrap();
+        Queue::open(f, mgz_url::Policy::safe()).await.unwrap().0
+    }
+
+    fn item(url: &str, depth: u32) -> UrlItem {
+        UrlItem {
+            depth,
+            ..UrlItem::new(url)
+        }
+    }
+
+    /// A URL lowered while leased keeps its record and count until it is
+    /// handed back; then both move to the new depth, so the waves see it
+    /// where it is (they kept a depth-2 count for a URL at depth 1, and a
+    /// crawl with deeper URLs left waited for that wave for ever).
+    #[tokio::test]
+    async fn counts_follow_a_url_lowered_in_flight() {
+        let dir = tempfile::tempdir().unwrap();
+        let q = queue(dir.path()).await;
+        let urls = ["http://a.test/0", "http://a.test/p", "http://a.test/z"];
+        q.discover(vec![item(urls[0], 1), item(urls[1], 2), item(urls[2], 3)])
+            .await
+            .unwrap();
+        assert_eq!(q.wave(), Some(1));
+        let mut leased = q.lease(1, 3).await.unwrap();
+        assert_eq!(leased.len(), 3);
+        let p = leased.remove(1);
+        assert_eq!(p.url, urls[1]);
+        q.lower(urls[1].to_string(), 1).await.unwrap();
+        // Leased: not moved, but its worker reads the new depth.
+        assert_eq!(q.frontier_status(urls[1]).depth, 2);
+        assert_eq!(q.effective_depth(&p), 1);
+        for rec in leased {
+            q.complete(rec, false).await.unwrap();
+        }
+        assert_eq!(q.wave(), Some(2), "/p is still counted where its record is");
+        // Handed back (a retry, a wave's hand-back): record and count move.
+        q.reschedule(p, now_s() + 60).await.unwrap();
+        assert_eq!(q.frontier_status(urls[1]).depth, 1);
+        assert_eq!(q.wave(), Some(1));
+        assert_eq!(q.pending_within(1), 1);
+        assert_eq!(q.pending(), 1);
+    }
+
+    impl Queue {
+        fn frontier_status(&self, url: &str) -> UrlRecord {
+            self.frontier.url_status("", url, None).unwrap()
+        }
     }
 }

@@ -30,6 +30,36 @@ fn page(links: &[&str]) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_reached_by_a_redirect_while_in_flight_is_fetched_once() {
+    let (hits, stored, summary) = crawl(false).await;
+    assert_eq!(hits.get("/r"), Some(&2), "{hits:?} {summary:?}");
+    assert_eq!(
+        hits.get("/p"),
+        Some(&1),
+        "/p fetched once: {hits:?} {summary:?}"
+    );
+    assert_stored(&stored, "lower.test", &["", "a", "p", "q"], &summary);
+}
+
+/// The same, but `/p`'s first answer is a 500: it is handed back to be
+/// retried at the depth the redirect gave it, fetched a second time (the
+/// retry), and its link is followed from that depth; the crawl ends. (The
+/// counts per depth that move with it are checked in `queue.rs`'s tests.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_lowered_in_flight_and_retried_ends_the_crawl() {
+    let (hits, stored, summary) = crawl(true).await;
+    assert_eq!(hits.get("/p"), Some(&2), "a retry: {hits:?} {summary:?}");
+    assert_stored(&stored, "lower.test", &["", "a", "p", "q"], &summary);
+}
+
+/// Crawls the site above to depth 2; `/p` fails its first request when
+/// `p_fails`. Returns the requests per path, the stored pages, the summary.
+async fn crawl(
+    p_fails: bool,
+) -> (
+    HashMap<String, u32>,
+    std::collections::BTreeSet<String>,
+    mgz_crawl::Summary,
+) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let hits: Arc<Mutex<HashMap<String, u32>>> = Arc::default();
@@ -49,7 +79,11 @@ async fn a_page_reached_by_a_redirect_while_in_flight_is_fetched_once() {
                 "/r" => ("301 Moved Permanently", "Location: /p\r\n", String::new()),
                 "/p" => {
                     tokio::time::sleep(Duration::from_millis(2_500)).await;
-                    ("200 OK", "", page(&["/q"]))
+                    if p_fails && n == 1 {
+                        ("500 Internal Server Error", "", String::new())
+                    } else {
+                        ("200 OK", "", page(&["/q"]))
+                    }
                 }
                 "/q" => ("200 OK", "", page(&[])),
                 _ => ("404 Not Found", "", String::new()),
@@ -66,14 +100,10 @@ async fn a_page_reached_by_a_redirect_while_in_flight_is_fetched_once() {
     cfg.per_host = 4;
     cfg.ignore_robots = true;
     cfg.backoff = Duration::from_millis(200);
-    let summary = run(cfg).await;
+    let summary = tokio::time::timeout(Duration::from_secs(60), run(cfg))
+        .await
+        .expect("the crawl ends");
     let hits = hits.lock().unwrap().clone();
-    assert_eq!(hits.get("/r"), Some(&2), "{hits:?} {summary:?}");
-    assert_eq!(
-        hits.get("/p"),
-        Some(&1),
-        "/p fetched once: {hits:?} {summary:?}"
-    );
     let stored = stored_pages(&dir.path().join("pages.db"));
-    assert_stored(&stored, "lower.test", &["", "a", "p", "q"], &summary);
+    (hits, stored, summary)
 }
