@@ -18,7 +18,9 @@
 use std::sync::Arc;
 use std::sync::Mutex;
 
-use mgz_frontier::{Frontier, GetParams, KnownItem, PutOutcome, UrlItem, UrlQuery, UrlRecord};
+use mgz_frontier::{
+    Frontier, GetParams, KnownItem, Lowered, PutOutcome, UrlItem, UrlQuery, UrlRecord,
+};
 
 use crate::CrawlError;
 
@@ -37,7 +39,7 @@ pub struct Queue {
     frontier: Arc<Frontier>,
     pending: Mutex<Vec<u64>>,
     retrying: Mutex<Vec<u64>>,
-    /// URLs whose depth was lowered while pending (see [`Queue::lower`]),
+    /// URLs whose depth was lowered while leased (see [`Queue::lower`]),
     /// and the lock that orders every depth-rewriting `put_known`.
     lowered: Arc<Mutex<std::collections::HashMap<String, u32>>>,
     /// Queues this crawl blocked (429/503), and until when (Unix seconds),
@@ -219,16 +221,14 @@ impl Queue {
         let moved = self
             .call(move |f| -> Result<Option<u32>, CrawlError> {
                 let mut l = lowered.lock().unwrap_or_else(|e| e.into_inner());
-                let rec = match f.url_status("", &url, None) {
-                    Ok(r) => r,
-                    Err(_) => return Ok(None),
-                };
-                if rec.next_fetch == 0 || rec.depth <= depth {
-                    return Ok(None);
-                }
-                let old = f.lower_depth("", &url, depth).map_err(ferr)?;
-                l.insert(url, depth);
-                Ok(old)
+                Ok(match f.lower_depth("", &url, depth).map_err(ferr)? {
+                    Lowered::Moved { from } => Some(from),
+                    Lowered::InFlight { .. } => {
+                        l.insert(url, depth);
+                        None
+                    }
+                    _ => None,
+                })
             })
             .await??;
         if let Some(old) = moved {

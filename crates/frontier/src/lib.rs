@@ -60,7 +60,7 @@ pub use error::{FrontierError, Result};
 pub use frontier::{Frontier, FrontierOptions, SeenFactory, seen_factory};
 pub use store::{FORMAT_VERSION, StoreOptions};
 pub use types::{
-    DEFAULT_CRAWL, GetParams, KnownItem, MAX_KEY_LEN, Metadata, PutOutcome, QueuePage,
+    DEFAULT_CRAWL, GetParams, KnownItem, Lowered, MAX_KEY_LEN, Metadata, PutOutcome, QueuePage,
     RejectReason, Stats, UrlItem, UrlQuery, UrlRecord, crawl_name,
 };
 

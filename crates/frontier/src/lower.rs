@@ -13,36 +13,37 @@
 use crate::codec::{UrlState, url_key};
 use crate::error::{FrontierError, Result};
 use crate::frontier::Frontier;
-use crate::types::{PutOutcome, crawl_name};
+use crate::types::{Lowered, PutOutcome, crawl_name};
 
 impl Frontier {
     /// Moves URL `url` of crawl `crawl` to link depth `depth` when it is
     /// pending, queued deeper, and not leased; its due time, metadata and
-    /// creation time stay (it is queued again behind the URLs due then). Returns the depth it had when it moved, `None`
-    /// when it was left alone (unknown, completed, not deeper, or in
-    /// flight: its fetch goes on, and whoever completes it can write the
-    /// depth then).
-    pub fn lower_depth(&self, crawl: &str, url: &str, depth: u32) -> Result<Option<u32>> {
+    /// creation time stay (it is queued again behind the URLs due then).
+    /// Says what it did: [`Lowered::Moved`] with the depth it had,
+    /// [`Lowered::InFlight`] when a lease is out on it (its fetch goes on,
+    /// and whoever completes it can write the depth then), or
+    /// [`Lowered::Unchanged`] (unknown, malformed, completed, not deeper).
+    pub fn lower_depth(&self, crawl: &str, url: &str, depth: u32) -> Result<Lowered> {
         let rec = match self.url_status(crawl, url, None) {
             Ok(r) => r,
-            Err(FrontierError::NotFound(_)) => return Ok(None),
+            Err(FrontierError::NotFound(_)) => return Ok(Lowered::Unchanged),
             Err(e) => return Err(e),
         };
         if rec.next_fetch == 0 || rec.depth <= depth {
-            return Ok(None);
+            return Ok(Lowered::Unchanged);
         }
         let old = rec.depth;
         let item = rec.into_item(depth);
         let now_s = (self.now_ms() / 1000).max(1);
         let Ok(p) = self.prepare(&item, now_s) else {
-            return Ok(None);
+            return Ok(Lowered::Unchanged);
         };
         let mut t = self.lock_store()?;
         let Some(&cid) = t.crawl_ids.get(crawl_name(&item.crawl)) else {
-            return Ok(None);
+            return Ok(Lowered::Unchanged);
         };
         let Some(qid) = t.qid(cid, &p.key) else {
-            return Ok(None);
+            return Ok(Lowered::Unchanged);
         };
         let h = crate::get::url_hash(&p.url);
         let leased = t
@@ -50,13 +51,13 @@ impl Frontier {
             .get(&qid)
             .is_some_and(|q| q.by_url.get(&h).is_some_and(|lk| q.leases.contains_key(lk)));
         if leased {
-            return Ok(None);
+            return Ok(Lowered::InFlight { depth: old });
         }
         // Still pending (it may have been completed since `url_status`):
         // rewritten at the schedule it has now.
         let next_fetch = match self.url_state((qid, &p.key), &p.ukey, &p.url)? {
             Some(UrlState::Pending { next_fetch, .. }) => next_fetch,
-            _ => return Ok(None),
+            _ => return Ok(Lowered::Unchanged),
         };
         let mut batch = self.store.db.batch();
         let k = url_key(qid, &p.ukey);
@@ -66,6 +67,10 @@ impl Frontier {
         drop(t);
         commit.wait()?;
         self.maybe_snapshot()?;
-        Ok((outcome == PutOutcome::Updated).then_some(old))
+        Ok(if outcome == PutOutcome::Updated {
+            Lowered::Moved { from: old }
+        } else {
+            Lowered::Unchanged
+        })
     }
 }

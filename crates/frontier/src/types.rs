@@ -58,6 +58,28 @@ impl KnownItem {
     }
 }
 
+/// What [`Frontier::lower_depth`](crate::Frontier::lower_depth) did, so a
+/// caller needs no read of its own to know whether a fetch in flight should
+/// take the new depth.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Lowered {
+    /// It was pending, unleased and deeper: it now sits at the asked depth,
+    /// and sat at `from`.
+    Moved {
+        /// The depth it had.
+        from: u32,
+    },
+    /// It is pending and deeper but leased: left at `depth`, its fetch goes
+    /// on; whoever completes or hands it back can write the new depth then.
+    InFlight {
+        /// The depth it was leased at.
+        depth: u32,
+    },
+    /// Unknown, malformed, completed, or not deeper than asked: nothing done.
+    Unchanged,
+}
+
 /// What happened to one item of a put batch.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use mgz_frontier::{
-    Durability, Frontier, FrontierError, FrontierOptions, GetParams, KnownItem, ManualClock,
-    PutOutcome, RejectReason, UrlItem, UrlQuery,
+    Durability, Frontier, FrontierError, FrontierOptions, GetParams, KnownItem, Lowered,
+    ManualClock, PutOutcome, RejectReason, UrlItem, UrlQuery,
 };
 
 const T0: u64 = 1_700_000_000_000;
@@ -313,20 +313,35 @@ fn a_pending_url_moves_and_a_leased_one_is_not_served_again() {
 
     // /1 is leased: left alone, and not served again while its lease lasts.
     assert_eq!(get_one_url(&f), [urls[0]]);
-    assert_eq!(f.lower_depth("", urls[0], 1).unwrap(), None);
+    assert_eq!(
+        f.lower_depth("", urls[0], 1).unwrap(),
+        Lowered::InFlight { depth: 3 }
+    );
     assert_eq!(f.url_status("", urls[0], None).unwrap().depth, 3);
 
     // /2 is pending and unleased: it moves, keeping its due time (it is
     // queued again behind the URLs already due then).
-    assert_eq!(f.lower_depth("", urls[1], 1).unwrap(), Some(3));
+    assert_eq!(
+        f.lower_depth("", urls[1], 1).unwrap(),
+        Lowered::Moved { from: 3 }
+    );
     let st = f.url_status("", urls[1], None).unwrap();
     assert_eq!((st.depth, st.next_fetch > 0), (1, true));
     // Not deeper than asked, unknown or malformed: nothing happens.
-    assert_eq!(f.lower_depth("", urls[1], 1).unwrap(), None);
-    assert_eq!(f.lower_depth("", urls[1], 2).unwrap(), None);
-    assert_eq!(f.lower_depth("", "http://a.com/none", 0).unwrap(), None);
-    assert_eq!(f.lower_depth("", "not a url", 0).unwrap(), None);
-    assert_eq!(f.lower_depth("no such crawl", urls[2], 0).unwrap(), None);
+    assert_eq!(f.lower_depth("", urls[1], 1).unwrap(), Lowered::Unchanged);
+    assert_eq!(f.lower_depth("", urls[1], 2).unwrap(), Lowered::Unchanged);
+    assert_eq!(
+        f.lower_depth("", "http://a.com/none", 0).unwrap(),
+        Lowered::Unchanged
+    );
+    assert_eq!(
+        f.lower_depth("", "not a url", 0).unwrap(),
+        Lowered::Unchanged
+    );
+    assert_eq!(
+        f.lower_depth("no such crawl", urls[2], 0).unwrap(),
+        Lowered::Unchanged
+    );
 
     clock.advance_ms(1_000);
     let p = GetParams {
@@ -342,6 +357,6 @@ fn a_pending_url_moves_and_a_leased_one_is_not_served_again() {
         next_fetch: 0,
     };
     f.put_known(&[done]).unwrap();
-    assert_eq!(f.lower_depth("", urls[0], 0).unwrap(), None);
+    assert_eq!(f.lower_depth("", urls[0], 0).unwrap(), Lowered::Unchanged);
     assert_eq!(f.url_status("", urls[0], None).unwrap().next_fetch, 0);
 }
