@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use mgz_crawl::net::ResolveRule;
+use mgz_crawl::traps::TrapLimits;
 use mgz_crawl::{CrawlConfig, Sitemaps, Summary};
 
 /// Arguments of `mgz crawl`.
@@ -125,6 +126,26 @@ pub struct CrawlArgs {
     /// Retry-After) before it ends, leaving them in --state for a later run.
     #[arg(long, default_value_t = 600)]
     pub max_retry_wait: u64,
+    /// Largest response body read (decompressed), e.g. 10M, 512K: a longer
+    /// one is cut there and its page stored with the note `truncated`.
+    #[arg(long, default_value = "10M", value_name = "SIZE", value_parser = crate::size_arg::parse_size)]
+    pub max_body: u64,
+    /// Seconds allowed for one whole request, body included.
+    #[arg(long, default_value_t = 60, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub timeout: u64,
+    /// Seconds allowed for a connection (TCP and TLS) to be made.
+    #[arg(long, default_value_t = 10, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=3_600))]
+    pub connect_timeout: u64,
+    /// Most URLs queued per host over the whole crawl (0 = no limit); the
+    /// rest are counted as traps cut (`host_budget`).
+    #[arg(long, default_value_t = 100_000, value_name = "N")]
+    pub max_host_urls: u64,
+    /// Longest URL queued, in bytes of its canonical form.
+    #[arg(long, default_value_t = 2048, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(16..=1 << 20))]
+    pub max_url_length: u64,
+    /// Most path segments of a URL queued (`/a/b/c` has 3).
+    #[arg(long, default_value_t = 32, value_name = "N")]
+    pub max_path_depth: usize,
     /// Skip breadth-first waves: faster when a few hosts hold most pages,
     /// but a page may be reached at more than its least depth.
     #[arg(long)]
@@ -206,6 +227,18 @@ pub fn config(args: &CrawlArgs, state_dir: PathBuf) -> anyhow::Result<CrawlConfi
         "aggressive" => mgz_url::Policy::aggressive(),
         other => anyhow::bail!("--policy {other:?}: expected safe or aggressive"),
     };
+    cfg.traps = TrapLimits {
+        max_url_len: usize::try_from(args.max_url_length).unwrap_or(usize::MAX),
+        max_path_depth: args.max_path_depth,
+        host_budget: match args.max_host_urls {
+            0 => u64::MAX,
+            n => n,
+        },
+        ..TrapLimits::default()
+    };
+    cfg.fetch.max_body = usize::try_from(args.max_body).unwrap_or(usize::MAX);
+    cfg.fetch.total_timeout = Duration::from_secs(args.timeout);
+    cfg.fetch.connect_timeout = Duration::from_secs(args.connect_timeout);
     cfg.fetch.user_agent = args.user_agent.clone();
     cfg.fetch.allow_private = args.allow_private;
     cfg.fetch.proxy = args.proxy.clone();
@@ -408,6 +441,7 @@ pub fn run(args: CrawlArgs) -> anyhow::Result<ExitCode> {
 mod tests {
     use super::*;
     use clap::Parser;
+    use mgz_crawl::fetch::FetchConfig;
 
     #[derive(Parser)]
     struct Cli {
@@ -481,6 +515,66 @@ mod tests {
                     "{flag} {bad}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn body_timeout_and_trap_flags_reach_the_config() {
+        let parse = |argv: &[&str]| {
+            let cli = Cli::try_parse_from(argv).unwrap();
+            config(&cli.args, PathBuf::from("state")).unwrap()
+        };
+        // Without the flags, the library's defaults (the 10 MB body cap).
+        let default = parse(&["mgz", "http://a.test/"]);
+        let (fetch, traps) = (FetchConfig::default(), TrapLimits::default());
+        assert_eq!(default.fetch.max_body, fetch.max_body);
+        assert_eq!(default.fetch.max_body, 10 << 20);
+        assert_eq!(default.fetch.total_timeout, fetch.total_timeout);
+        assert_eq!(default.fetch.connect_timeout, fetch.connect_timeout);
+        assert_eq!(default.traps.max_url_len, traps.max_url_len);
+        assert_eq!(default.traps.max_path_depth, traps.max_path_depth);
+        assert_eq!(default.traps.host_budget, traps.host_budget);
+        assert_eq!(default.traps.max_segment_repeats, traps.max_segment_repeats);
+        let set = parse(&[
+            "mgz",
+            "http://a.test/",
+            "--max-body",
+            "512K",
+            "--timeout",
+            "5",
+            "--connect-timeout",
+            "2",
+            "--max-host-urls",
+            "40",
+            "--max-url-length",
+            "100",
+            "--max-path-depth",
+            "4",
+        ]);
+        assert_eq!(set.fetch.max_body, 512 << 10);
+        assert_eq!(set.fetch.total_timeout, Duration::from_secs(5));
+        assert_eq!(set.fetch.connect_timeout, Duration::from_secs(2));
+        assert_eq!(set.traps.host_budget, 40);
+        assert_eq!(set.traps.max_url_len, 100);
+        assert_eq!(set.traps.max_path_depth, 4);
+        let unlimited = parse(&["mgz", "http://a.test/", "--max-host-urls", "0"]);
+        assert_eq!(unlimited.traps.host_budget, u64::MAX);
+        for (flag, bad) in [
+            ("--max-body", "ten"),
+            ("--max-body", "-1"),
+            ("--max-body", "10X"),
+            ("--timeout", "0"),
+            ("--timeout", "soon"),
+            ("--connect-timeout", "0"),
+            ("--max-host-urls", "-3"),
+            ("--max-url-length", "8"),
+            ("--max-url-length", "long"),
+            ("--max-path-depth", "deep"),
+        ] {
+            assert!(
+                Cli::try_parse_from(["mgz", "http://a.test/", flag, bad]).is_err(),
+                "{flag} {bad}"
+            );
         }
     }
 

@@ -15,6 +15,7 @@ mod logs;
 mod search_cmd;
 mod serve_cmd;
 mod sim_cmd;
+mod size_arg;
 mod status_cmd;
 mod url_cmd;
 
