@@ -3,7 +3,8 @@
 
 use crate::error::Result;
 use crate::frontier::{Frontier, check_len};
-use crate::records::crawl_meta_key;
+use crate::records::{OwnDelay, crawl_meta_key};
+use crate::table::secs32;
 use crate::types::crawl_name;
 
 impl Frontier {
@@ -12,17 +13,16 @@ impl Frontier {
     pub fn set_delay(&self, crawl: &str, key: Option<&str>, delay_s: u32) -> Result<()> {
         let ms = u64::from(delay_s) * 1000;
         match key.filter(|k| !k.is_empty()) {
-            // Held in ms as a u32: a delay past ~49.7 days is clamped to it.
-            Some(k) => self.update_queue(crawl, k, |q| {
-                q.delay_ms = Some(u32::try_from(ms).unwrap_or(u32::MAX));
-            }),
+            // Held in ms in 4 bytes: a delay past ~49.7 days is clamped to it.
+            Some(k) => self.update_queue(crawl, k, |q| q.delay_ms = OwnDelay::ms(ms)),
             None => self.update_crawl(crawl, |c| c.default_delay_ms = ms),
         }
     }
 
     /// Serves nothing from queue `key` before `until_s` (seconds since the epoch); 0 unblocks.
     pub fn block_queue_until(&self, crawl: &str, key: &str, until_s: u64) -> Result<()> {
-        self.update_queue(crawl, key, |q| q.block_until_s = until_s)
+        // Held in 4 bytes: a time past 2106 is clamped to it (still blocked).
+        self.update_queue(crawl, key, |q| q.block_until_s = secs32(until_s))
     }
 
     /// Caps queue `key` at `limit` URLs completed (plus in flight); 0 removes the cap.

@@ -4,8 +4,10 @@
 //!
 //! ```text
 //! Table::domains: Vec<Domain>   index = domain id, in the order first seen; never removed
-//!   Domain { crawl u32, cursor u32, queues: Qids, deficit, empty_at, name: DomainName }  72 B
-//!   Qids:   One(qid) inline (a broad crawl: one host per domain) | Many(Vec<u32>)         24 B
+//!   Domain { crawl u32, cursor u32, deficit u32, empty_at u64, queues: Qids,
+//!            name: DomainName }                                                          56 B
+//!   Qids:   None | One(qid) inline (a broad crawl: one host per domain)
+//!         | Many(Box<Vec<u32>>) (two or more: one heap block more, shared by them)        16 B
 //!   DomainName: Suffix { qid, len }: the last `len` bytes of queue qid's key               16 B
 //!               (`www.example.com` → `example.com`; qid is one of the domain's queues)
 //!             | Own(Box<str>): when no queue's key ends with the name (all removed, or
@@ -20,8 +22,10 @@
 //! `Vec<u32>` of queues a heap block of its own. In a broad crawl, where
 //! almost every host is its own domain, the domain side cost more than the
 //! queue itself (`examples/table_cost.rs`: 382 B per queue, one host per
-//! domain, against 208 with 16 hosts per domain; now 267 and 179, 278
-//! and 196 B resident: docs/BENCHMARKS.md, "Queue table per host").
+//! domain, against 208 with 16 hosts per domain; then 267 and 179, 278
+//! and 196 B resident; since session 45, with the 56-byte `Domain` and the
+//! 128-byte queue slot, 242 and 172, 254 and 189 B resident:
+//! docs/BENCHMARKS.md, "Queue table per host").
 //!
 //! Invariants: a `Suffix` name's queue is live and one of the domain's
 //! queues (removing it moves the name to another queue or into `Own`, see
@@ -38,25 +42,25 @@ use xxhash_rust::xxh3::xxh3_64;
 
 use crate::queues::Queues;
 
-/// A domain's queue ids, in the order they were added: the first inline.
-#[derive(Debug, Clone)]
+/// A domain's queue ids, in the order they were added: one inline, two or
+/// more behind a box (16 B instead of a 24-byte inline `Vec`).
+#[derive(Debug, Clone, Default)]
 pub enum Qids {
+    /// No queue (all removed).
+    #[default]
+    None,
     /// Exactly one queue.
     One(u32),
-    /// Any other number (an empty `Vec` holds no heap).
-    Many(Vec<u32>),
-}
-
-impl Default for Qids {
-    fn default() -> Self {
-        Qids::Many(Vec::new())
-    }
+    /// Two or more.
+    #[allow(clippy::box_collection)] // Boxed on purpose: 8 B per domain instead of 24.
+    Many(Box<Vec<u32>>),
 }
 
 impl Qids {
     /// Number of queues.
     pub fn len(&self) -> usize {
         match self {
+            Qids::None => 0,
             Qids::One(_) => 1,
             Qids::Many(v) => v.len(),
         }
@@ -65,6 +69,7 @@ impl Qids {
     /// The queue ids as a slice.
     pub fn as_slice(&self) -> &[u32] {
         match self {
+            Qids::None => &[],
             Qids::One(q) => std::slice::from_ref(q),
             Qids::Many(v) => v,
         }
@@ -73,24 +78,27 @@ impl Qids {
     /// Appends `qid`.
     pub fn push(&mut self, qid: u32) {
         match self {
-            Qids::Many(v) if v.is_empty() => *self = Qids::One(qid),
+            Qids::None => *self = Qids::One(qid),
+            Qids::One(q) => *self = Qids::Many(Box::new(vec![*q, qid])),
             Qids::Many(v) => v.push(qid),
-            Qids::One(q) => *self = Qids::Many(vec![*q, qid]),
         }
     }
 
     /// Keeps the queue ids `keep` takes, in order; one left goes inline.
     pub fn retain(&mut self, mut keep: impl FnMut(u32) -> bool) {
         match self {
+            Qids::None => {}
             Qids::One(q) => {
                 if !keep(*q) {
-                    *self = Qids::default();
+                    *self = Qids::None;
                 }
             }
             Qids::Many(v) => {
                 v.retain(|&q| keep(q));
-                if let [q] = v[..] {
-                    *self = Qids::One(q);
+                match v[..] {
+                    [] => *self = Qids::None,
+                    [q] => *self = Qids::One(q),
+                    _ => {}
                 }
             }
         }
@@ -106,21 +114,23 @@ impl Index<usize> for Qids {
 }
 
 /// A registrable domain of one crawl and its queues, rotated round-robin.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Domain {
     /// Owning crawl.
     pub crawl: u32,
     /// Position in `queues` of the next queue to try.
     pub cursor: u32,
+    /// URLs left in the domain's current turn (deficit round-robin); 0 = no
+    /// turn under way. Read and set through [`Domain::deficit`] and
+    /// [`Domain::set_deficit`]: `u32::MAX` stands for no limit.
+    deficit: u32,
+    /// [`Table::grows`](crate::table::Table::grows) when a turn found no
+    /// queue of the domain with a pending URL ([`NOT_EMPTY`] if none has):
+    /// while `grows` keeps that value none can have gained one, so `get`
+    /// skips the domain without visiting its queues.
+    pub empty_at: u64,
     /// Queues of this domain.
     pub queues: Qids,
-    /// URLs left in the domain's current turn (deficit round-robin); 0 = no turn under way.
-    pub deficit: usize,
-    /// [`Table::grows`](crate::table::Table::grows) when a turn found no
-    /// queue of the domain with a pending URL. While `grows` keeps that
-    /// value none can have gained one, so `get` skips the domain without
-    /// visiting its queues.
-    pub empty_at: Option<u64>,
     /// The registrable domain (or the key itself, see
     /// [`registrable_domain`](crate::table::registrable_domain)).
     pub name: DomainName,
@@ -166,7 +176,46 @@ fn suffix(key: &str, len: u32) -> &str {
         .unwrap_or("")
 }
 
+/// [`Domain::empty_at`] of a domain not known to be empty (`grows` counts
+/// table changes from 0 and never gets there).
+pub const NOT_EMPTY: u64 = u64::MAX;
+
+impl Default for Domain {
+    fn default() -> Self {
+        Domain {
+            crawl: 0,
+            cursor: 0,
+            deficit: 0,
+            empty_at: NOT_EMPTY,
+            queues: Qids::None,
+            name: DomainName::default(),
+        }
+    }
+}
+
 impl Domain {
+    /// A domain of crawl `crawl` named as `name` says, with no queue yet.
+    pub fn new(crawl: u32, name: DomainName) -> Domain {
+        Domain {
+            crawl,
+            name,
+            ..Domain::default()
+        }
+    }
+
+    /// URLs left in the current turn (`usize::MAX`: no limit).
+    pub fn deficit(&self) -> usize {
+        match self.deficit {
+            u32::MAX => usize::MAX,
+            d => d as usize,
+        }
+    }
+
+    /// Sets the URLs left in the current turn; from `u32::MAX` on, no limit.
+    pub fn set_deficit(&mut self, urls: usize) {
+        self.deficit = u32::try_from(urls).unwrap_or(u32::MAX);
+    }
+
     /// The domain's name.
     pub fn name<'a>(&'a self, queues: &'a Queues) -> &'a str {
         match &self.name {
@@ -280,10 +329,26 @@ mod tests {
     use proptest::prelude::*;
 
     #[test]
-    fn a_domain_is_72_bytes_its_queue_list_24_and_its_name_16() {
-        assert_eq!(std::mem::size_of::<Qids>(), 24);
+    fn a_domain_is_56_bytes_its_queue_list_16_and_its_name_16() {
+        assert_eq!(std::mem::size_of::<Qids>(), 16);
         assert_eq!(std::mem::size_of::<DomainName>(), 16);
-        assert_eq!(std::mem::size_of::<Domain>(), 72);
+        assert_eq!(std::mem::size_of::<Domain>(), 56);
+    }
+
+    #[test]
+    fn a_new_domain_is_not_known_empty_and_a_deficit_past_u32_is_no_limit() {
+        let mut d = Domain::default();
+        assert_eq!(d.empty_at, NOT_EMPTY);
+        assert_eq!(d.deficit(), 0);
+        for (set, got) in [
+            (7, 7),
+            (u32::MAX as usize - 1, u32::MAX as usize - 1),
+            (u32::MAX as usize, usize::MAX),
+            (usize::MAX, usize::MAX),
+        ] {
+            d.set_deficit(set);
+            assert_eq!(d.deficit(), got, "{set}");
+        }
     }
 
     #[test]
@@ -317,6 +382,7 @@ mod tests {
                 prop_assert_eq!(q.as_slice(), &model[..]);
                 prop_assert_eq!(q.len(), model.len());
                 prop_assert_eq!(matches!(q, Qids::One(_)), model.len() == 1);
+                prop_assert_eq!(matches!(q, Qids::None), model.is_empty());
                 for (i, &m) in model.iter().enumerate() {
                     prop_assert_eq!(q[i], m);
                 }

@@ -129,7 +129,7 @@ impl Frontier {
             }
             let queues = self.serve_domain(t, di, max_queues - served, ask, out)?;
             served += queues;
-            if t.domains[di].deficit > 0 {
+            if t.domains[di].deficit() > 0 {
                 // Turn interrupted by max_queues: resume it next call.
                 t.cursor = p;
                 return Ok(());
@@ -158,21 +158,21 @@ impl Frontier {
         out: &mut Leased,
     ) -> Result<usize> {
         let len = t.domains[di].queues.len();
-        if t.domains[di].empty_at == Some(t.grows) {
+        if t.domains[di].empty_at == t.grows {
             return Ok(0);
         }
-        if t.domains[di].deficit == 0 {
-            t.domains[di].deficit = ask.per_queue;
+        if t.domains[di].deficit() == 0 {
+            t.domains[di].set_deficit(ask.per_queue);
         }
         let mut served = 0;
         let mut tried = 0;
         // Whether a queue visited in this turn has a pending URL.
         let mut pending = false;
-        while tried < len && served < max_queues && t.domains[di].deficit > 0 {
+        while tried < len && served < max_queues && t.domains[di].deficit() > 0 {
             let pos = (t.domains[di].cursor as usize + tried) % len;
             let qid = t.domains[di].queues[pos];
             tried += 1;
-            let budget = t.domains[di].deficit;
+            let budget = t.domains[di].deficit();
             let got = self.serve_queue(t, qid, budget, ask, out)?;
             if got == 0 {
                 pending |= t.queues.get(&qid).is_some_and(|q| q.rec.pending > 0);
@@ -183,20 +183,20 @@ impl Frontier {
             d.cursor = ((pos + 1) % len) as u32; // < len: queue ids are u32
             tried = 0;
             // An unlimited turn (max_urls_per_queue 0) is one queue.
-            d.deficit = if ask.per_queue == usize::MAX {
+            d.set_deficit(if ask.per_queue == usize::MAX {
                 0
             } else {
-                d.deficit - got
-            };
+                d.deficit().saturating_sub(got)
+            });
             if served == max_queues {
                 return Ok(served);
             }
         }
-        t.domains[di].deficit = 0;
+        t.domains[di].set_deficit(0);
         if served == 0 && !pending {
             // Every queue visited, none with a pending URL (late in a
             // crawl, most domains): skipped until one may gain a URL.
-            t.domains[di].empty_at = Some(t.grows);
+            t.domains[di].empty_at = t.grows;
         }
         Ok(served)
     }
@@ -345,7 +345,7 @@ fn pick(heads: &[Head<'_>; 2], due: impl Fn(LeaseKey) -> bool) -> Option<usize> 
 /// The caller has checked that `q` has a pending URL and was not served in
 /// this call.
 fn room(q: &mut Queue, delay_ms: u64, ask: &Ask) -> Option<usize> {
-    if q.rec.block_until_s.saturating_mul(1000) > ask.now_ms {
+    if u64::from(q.rec.block_until_s).saturating_mul(1000) > ask.now_ms {
         return None;
     }
     if q.last_serve_ms > 0 && q.last_serve_ms.saturating_add(delay_ms) > ask.now_ms {

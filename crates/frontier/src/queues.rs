@@ -12,9 +12,10 @@
 //! Why: a `HashMap<u32, Queue>` paid a ~160-byte bucket per queue at its
 //! load factor (7/16 to 7/8 full: 180–370 B per queue), and the key → qid
 //! map a second copy of every key plus a 32-byte bucket. Here a queue costs
-//! its slot (`size_of::<Queue>()`, 136 B: 152 before the `disc` marks, 160
+//! its slot (`size_of::<Queue>()`, 128 B: 152 before the `disc` marks, 160
 //! after them, 136 since its key is a `Box<str>` and its small fields
-//! are u32s), its
+//! are u32s, 128 since its own delay and its block time take 4 bytes
+//! each), its
 //! key once (in `rec.key`), and 11–16 B of index (`keyindex`: an 8-byte
 //! entry, 3/8 to 3/4 full); a chunk wastes at most 1,023 empty slots (qids
 //! are dense: they are handed out in order and only deleted queues leave
@@ -27,7 +28,7 @@
 
 use crate::table::Queue;
 
-/// Slots per chunk (a chunk of 136-byte queues is 136 KiB).
+/// Slots per chunk (a chunk of 128-byte queues is 128 KiB).
 const CHUNK: usize = 1024;
 
 struct Chunk {
@@ -222,8 +223,8 @@ mod tests {
     }
 
     #[test]
-    fn a_queue_slot_is_136_bytes() {
-        assert_eq!(std::mem::size_of::<Option<crate::table::Queue>>(), 136);
+    fn a_queue_slot_is_128_bytes() {
+        assert_eq!(std::mem::size_of::<Option<crate::table::Queue>>(), 128);
     }
 
     #[test]

@@ -65,7 +65,7 @@ impl Table {
     /// Returns whether it sorted.
     pub fn start_round(&mut self) -> bool {
         let at_zero = self.ring.first().map(|&d| d as usize);
-        let busy = |d: usize| self.domains.get(d).is_some_and(|d| d.deficit > 0);
+        let busy = |d: usize| self.domains.get(d).is_some_and(|d| d.deficit() > 0);
         if !self.ring_moved || at_zero.is_none_or(busy) {
             return false;
         }
@@ -91,8 +91,8 @@ impl Table {
         // until `grows` moves, no turn under way.
         for &d in &idle {
             if let Some(dom) = self.domains.get_mut(d as usize) {
-                dom.empty_at = Some(self.grows);
-                dom.deficit = 0;
+                dom.empty_at = self.grows;
+                dom.set_deficit(0);
             }
         }
         let order = live.into_iter().map(|(_, d)| d).chain(idle);
@@ -115,7 +115,7 @@ impl Table {
         let Some(dom) = self.domains.get(d) else {
             return u32::MAX;
         };
-        if dom.empty_at == Some(self.grows) {
+        if dom.empty_at == self.grows {
             return u32::MAX;
         }
         let len = dom.queues.len();

@@ -16,9 +16,9 @@
 //! hosts (rotating) as it takes, so a site with 1,000 subdomains of two URLs
 //! each gets the same share of URLs as a single host with a long backlog. Memory is per queue, never per URL
 //! (apart from leases in flight), measured by `examples/table_cost.rs` (counting allocator, 1M
-//! queues): **267 B per queue when every host is its own registrable domain** (a broad crawl),
-//! 179 B with 16 hosts per domain (382 and 208 before the domain side was slimmed, `domains.rs`):
-//! the 136-byte `Queue`, its key once, ~17 B of key index, and per domain a 72-byte `Domain`
+//! queues): **242 B per queue when every host is its own registrable domain** (a broad crawl),
+//! 172 B with 16 hosts per domain (382 and 208 before the domain side was slimmed, `domains.rs`):
+//! the 128-byte `Queue`, its key once, ~17 B of key index, and per domain a 56-byte `Domain`
 //! (its name a suffix of a queue's key, its first queue id inline), ~17 B of domain index and
 //! 4 B of ring; plus
 //! 60-130 B per lease in flight (entries of 24 + 32 B in two hash maps at
@@ -207,11 +207,10 @@ impl Table {
         let (d, new_domain) = match found {
             Some(d) => (d as usize, false),
             None => {
-                self.domains.push(Domain {
-                    crawl: rec.crawl,
-                    name: DomainName::new(&dname, qid, &rec.key),
-                    ..Domain::default()
-                });
+                self.domains.push(Domain::new(
+                    rec.crawl,
+                    DomainName::new(&dname, qid, &rec.key),
+                ));
                 (self.domains.len() - 1, true)
             }
         };
@@ -306,7 +305,7 @@ impl Table {
 
     /// Politeness delay of a queue in ms.
     pub fn delay_ms(&self, q: &Queue) -> u64 {
-        q.rec.delay_ms.map(u64::from).unwrap_or_else(|| {
+        q.rec.delay_ms.get().map(u64::from).unwrap_or_else(|| {
             self.crawls
                 .get(&q.rec.crawl)
                 .map_or(crate::records::DEFAULT_DELAY_MS, |c| c.rec.default_delay_ms)
