@@ -126,9 +126,10 @@ pub struct CrawlArgs {
     /// Retry-After) before it ends, leaving them in --state for a later run.
     #[arg(long, default_value_t = 600)]
     pub max_retry_wait: u64,
-    /// Largest response body read (decompressed), e.g. 10M, 512K: a longer
-    /// one is cut there and its page stored with the note `truncated`.
-    #[arg(long, default_value = "10M", value_name = "SIZE", value_parser = crate::size_arg::parse_size)]
+    /// Largest response body read (decompressed), e.g. 10M, 512K (at least
+    /// 1K): a longer one is cut there and its page stored with the note
+    /// `truncated`. robots.txt has its own cap (500 KiB), sitemaps theirs (50 MB).
+    #[arg(long, default_value = "10M", value_name = "SIZE", value_parser = body_cap)]
     pub max_body: u64,
     /// Seconds allowed for one whole request, body included.
     #[arg(long, default_value_t = 60, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
@@ -153,6 +154,15 @@ pub struct CrawlArgs {
     /// Print one JSON object at the end.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `--max-body`: a size of at least 1 KiB (a smaller cap would store
+/// nothing but truncated fragments).
+fn body_cap(s: &str) -> Result<u64, String> {
+    match crate::size_arg::parse_size(s)? {
+        n if n < 1024 => Err(format!("{s:?}: at least 1K")),
+        n => Ok(n),
+    }
 }
 
 fn read_seeds(args: &CrawlArgs) -> anyhow::Result<Vec<String>> {
@@ -563,6 +573,8 @@ mod tests {
             ("--max-body", "ten"),
             ("--max-body", "-1"),
             ("--max-body", "10X"),
+            ("--max-body", "0"),
+            ("--max-body", "1023"),
             ("--timeout", "0"),
             ("--timeout", "soon"),
             ("--connect-timeout", "0"),

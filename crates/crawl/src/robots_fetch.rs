@@ -16,7 +16,7 @@ use crate::CrawlError;
 use crate::discover::discover;
 use crate::fetch::Fetched;
 use crate::gate::Gates;
-use crate::robots::{CACHE_TTL, Robots};
+use crate::robots::{CACHE_TTL, MAX_ROBOTS_BYTES, Robots};
 use crate::robots_cache::RobotsCache;
 use crate::robots_store::SavedRobots;
 use crate::run::Shared;
@@ -106,7 +106,9 @@ async fn robots_locked(sh: &Shared, url: &url::Url, depth: u32, origin: String) 
     };
     let mut robots_url = url::Url::parse(&format!("{origin}/robots.txt")).ok();
     let fetched = match &robots_url {
-        Some(at) => get_following(sh, at.as_str(), sh.cfg.fetch.max_body, |_| true).await,
+        // Its own cap, not the page cap: RFC 9309 asks for at least
+        // 500 KiB to be parsed, and nothing past that is used.
+        Some(at) => get_following(sh, at.as_str(), MAX_ROBOTS_BYTES, |_| true).await,
         None => Err(CrawlError::Config(format!(
             "no robots.txt URL for {origin}"
         ))),
