@@ -367,6 +367,18 @@ async fn stop_signal(term: &mut tokio::signal::unix::Signal) -> Option<u8> {
     }
 }
 
+/// The traps count, with the limits that cut any: `12 (host_budget=9
+/// url_length=3)`, so the flag to change is plain.
+fn traps_cut(s: &Summary) -> String {
+    let kinds: Vec<String> = (s.traps_by_kind.iter())
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    match kinds.is_empty() {
+        true => s.traps_cut.to_string(),
+        false => format!("{} ({})", s.traps_cut, kinds.join(" ")),
+    }
+}
+
 /// Prints the summary for humans.
 pub fn print_summary(s: &Summary) {
     println!("pages fetched      {}", s.pages_fetched);
@@ -374,7 +386,7 @@ pub fn print_summary(s: &Summary) {
     println!("bytes              {}", s.bytes);
     println!("duplicates skipped {}", s.duplicates_skipped);
     println!("robots excluded    {}", s.robots_excluded);
-    println!("traps cut          {}", s.traps_cut);
+    println!("traps cut          {}", traps_cut(s));
     let errors: Vec<String> = s.errors.iter().map(|(k, v)| format!("{k}={v}")).collect();
     println!(
         "errors             {}",
@@ -588,6 +600,18 @@ mod tests {
                 "{flag} {bad}"
             );
         }
+    }
+
+    #[test]
+    fn the_traps_line_names_the_limits_that_cut() {
+        let c = mgz_crawl::stats::Counters::default();
+        let none = Summary::from_counters(&c, std::time::Instant::now(), "hash", 0);
+        assert_eq!(traps_cut(&none), "0");
+        c.trap(mgz_crawl::traps::TrapKind::HostBudget);
+        c.trap(mgz_crawl::traps::TrapKind::PathDepth);
+        c.trap(mgz_crawl::traps::TrapKind::HostBudget);
+        let some = Summary::from_counters(&c, std::time::Instant::now(), "hash", 0);
+        assert_eq!(traps_cut(&some), "3 (host_budget=2 path_depth=1)");
     }
 
     #[test]

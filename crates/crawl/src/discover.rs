@@ -12,7 +12,7 @@ use mgz_url::{CanonicalUrl, QueueKeyKind, UrlError};
 use crate::CrawlError;
 use crate::run::Shared;
 use crate::stats::Counters;
-use crate::traps::Verdict;
+use crate::traps::{TrapKind, Verdict};
 
 /// Queues `hrefs` (resolved against `base`) at `depth` with `meta`; returns
 /// the URLs that were already known.
@@ -46,7 +46,7 @@ pub async fn discover(
         let canon = match CanonicalUrl::parse(href, base, &sh.cfg.policy) {
             Ok(u) => u,
             Err(UrlError::TooLong { .. }) => {
-                Counters::bump(&c.traps_cut);
+                c.trap(TrapKind::Length);
                 continue;
             }
             Err(_) => continue,
@@ -54,8 +54,8 @@ pub async fn discover(
         match sh.filter.judge(canon.as_url()) {
             Verdict::Admit => {}
             Verdict::OutOfScope => continue,
-            Verdict::Trap(_) => {
-                Counters::bump(&c.traps_cut);
+            Verdict::Trap(kind) => {
+                c.trap(kind);
                 continue;
             }
         }
@@ -65,7 +65,7 @@ pub async fn discover(
             continue;
         }
         if !sh.filter.try_charge(canon.host()) {
-            Counters::bump(&c.traps_cut);
+            c.trap(TrapKind::HostBudget);
             continue;
         }
         hosts.push(canon.host().to_string());

@@ -5,6 +5,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
 
+use crate::traps::TrapKind;
+
 /// Live counters.
 #[derive(Default)]
 pub struct Counters {
@@ -18,8 +20,10 @@ pub struct Counters {
     pub duplicates_skipped: AtomicU64,
     /// URLs not fetched because robots.txt disallows them.
     pub robots_excluded: AtomicU64,
-    /// URLs cut by trap limits.
+    /// URLs cut by trap limits (the sum of `traps_by_kind`).
     pub traps_cut: AtomicU64,
+    /// URLs cut by each trap limit, by [`TrapKind::index`].
+    traps_by_kind: [AtomicU64; TrapKind::ALL.len()],
     /// URLs queued by an earlier run that this run's `--include` or
     /// `--exclude` rejects: settled unfetched.
     pub unmatched_queued: AtomicU64,
@@ -35,6 +39,21 @@ impl Counters {
     /// Adds one to `counter`.
     pub fn bump(counter: &AtomicU64) {
         counter.fetch_add(1, Relaxed);
+    }
+
+    /// Counts one URL cut by trap limit `kind`.
+    pub fn trap(&self, kind: TrapKind) {
+        self.traps_cut.fetch_add(1, Relaxed);
+        self.traps_by_kind[kind.index()].fetch_add(1, Relaxed);
+    }
+
+    /// URLs cut by each trap limit that cut any, by [`TrapKind::name`].
+    pub fn traps_by_kind(&self) -> BTreeMap<&'static str, u64> {
+        TrapKind::ALL
+            .iter()
+            .map(|&k| (k.name(), self.traps_by_kind[k.index()].load(Relaxed)))
+            .filter(|&(_, n)| n > 0)
+            .collect()
     }
 
     /// Counts one error of `kind`.
@@ -100,6 +119,10 @@ pub struct Summary {
     pub robots_excluded: u64,
     /// URLs cut as traps.
     pub traps_cut: u64,
+    /// The same by trap limit (only those that cut any), for the printed
+    /// summary: the `--json` object keeps exactly the keys.
+    #[serde(skip)]
+    pub traps_by_kind: BTreeMap<&'static str, u64>,
     /// Errors by kind.
     pub errors: BTreeMap<String, u64>,
     /// Wall time, seconds.
@@ -131,6 +154,7 @@ impl Summary {
             duplicates_skipped: c.duplicates_skipped.load(Relaxed),
             robots_excluded: c.robots_excluded.load(Relaxed),
             traps_cut: c.traps_cut.load(Relaxed),
+            traps_by_kind: c.traps_by_kind(),
             errors: c.errors(),
             elapsed_s,
             pages_per_s: if elapsed_s > 0.0 {
@@ -177,5 +201,20 @@ mod tests {
         );
         assert_eq!(v["errors"]["timeout"], 2);
         assert!(peak_rss_bytes() > 0);
+    }
+
+    #[test]
+    fn traps_are_counted_in_all_and_by_kind() {
+        let c = Counters::default();
+        c.trap(TrapKind::HostBudget);
+        c.trap(TrapKind::Length);
+        c.trap(TrapKind::HostBudget);
+        let s = Summary::from_counters(&c, Instant::now(), "hash", 0);
+        assert_eq!(s.traps_cut, 3);
+        let want: BTreeMap<&str, u64> = [("host_budget", 2), ("url_length", 1)].into();
+        assert_eq!(s.traps_by_kind, want);
+        for (i, k) in TrapKind::ALL.iter().enumerate() {
+            assert_eq!(k.index(), i);
+        }
     }
 }

@@ -82,6 +82,31 @@ pub enum TrapKind {
     HostBudget,
 }
 
+impl TrapKind {
+    /// Every kind, in [`TrapKind::index`] order.
+    pub const ALL: [TrapKind; 4] = [
+        TrapKind::Length,
+        TrapKind::RepeatedSegment,
+        TrapKind::PathDepth,
+        TrapKind::HostBudget,
+    ];
+
+    /// Position in [`TrapKind::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The name printed in summaries, with the flag that sets the limit.
+    pub fn name(self) -> &'static str {
+        match self {
+            TrapKind::Length => "url_length",
+            TrapKind::RepeatedSegment => "repeated_segment",
+            TrapKind::PathDepth => "path_depth",
+            TrapKind::HostBudget => "host_budget",
+        }
+    }
+}
+
 /// Checks path-shape traps of a canonical URL (`path` without query).
 pub fn shape_trap(url: &str, path: &str, lim: &TrapLimits) -> Option<TrapKind> {
     if url.len() > lim.max_url_len {

@@ -49,6 +49,12 @@ async fn traps_are_bounded_and_loops_end() {
         assert!(mgz_sim::admissible(url), "stored a trap URL {url}");
     }
     assert!(summary.traps_cut > 0, "{summary:?}");
+    // Every cut is counted under the limit that made it.
+    assert_eq!(
+        summary.traps_by_kind.values().sum::<u64>(),
+        summary.traps_cut,
+        "{summary:?}"
+    );
     assert!(
         summary.errors.get("redirect_loop").copied().unwrap_or(0) > 0,
         "{summary:?}"
