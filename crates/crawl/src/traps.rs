@@ -96,7 +96,8 @@ impl TrapKind {
         self as usize
     }
 
-    /// The name printed in summaries, with the flag that sets the limit.
+    /// The name printed in summaries (`url_length` is `--max-url-length`,
+    /// `path_depth` `--max-path-depth`, `host_budget` `--max-host-urls`).
     pub fn name(self) -> &'static str {
         match self {
             TrapKind::Length => "url_length",
