@@ -207,6 +207,9 @@ impl Queue {
     /// shorter path to it meanwhile.
     pub fn effective_depth(&self, rec: &UrlRecord) -> u32 {
         let l = self.lowered.lock().unwrap_or_else(|e| e.into_inner());
+        if l.is_empty() {
+            return rec.depth; // almost always: no URL hashed per page
+        }
         l.get(&rec.url).map_or(rec.depth, |&d| d.min(rec.depth))
     }
 

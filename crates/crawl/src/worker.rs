@@ -258,6 +258,7 @@ async fn redirect(sh: &Shared, rec: &UrlRecord, resp: &Fetched) -> Result<Next, 
         let meta = Metadata::from([("chain".to_string(), chain)]);
         let target = target.as_str().to_string();
         let depth = sh.queue.effective_depth(rec);
+        row.depth = depth;
         for known in discover(sh, None, &[target], depth, meta).await? {
             sh.queue.lower(known, depth).await?;
         }
@@ -301,7 +302,9 @@ async fn page(sh: &Shared, rec: &UrlRecord, resp: Fetched) -> Result<Next, Crawl
         let (noindex, nofollow) = (ex.noindex || xrobots.0, ex.nofollow || xrobots.1);
         // A redirect may have found a shorter path to this page while it
         // was fetched (`Queue::lower`): its links are that much shallower.
+        // The row keeps that depth too, as the frontier's record will.
         let depth = sh.queue.effective_depth(rec);
+        row.depth = depth;
         if !nofollow && depth < sh.cfg.max_depth {
             let page_url = CanonicalUrl::parse(&rec.url, None, &sh.cfg.policy).ok();
             let base = ex

@@ -30,8 +30,10 @@ fn page(links: &[&str]) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_reached_by_a_redirect_while_in_flight_is_fetched_once() {
-    let (hits, stored, summary) = crawl(false).await;
+    let (hits, stored, summary, p_depth) = crawl(false).await;
     assert_eq!(hits.get("/r"), Some(&2), "{hits:?} {summary:?}");
+    // Its row says the depth its links were followed from.
+    assert_eq!(p_depth, 1);
     assert_eq!(
         hits.get("/p"),
         Some(&1),
@@ -46,19 +48,22 @@ async fn a_page_reached_by_a_redirect_while_in_flight_is_fetched_once() {
 /// counts per depth that move with it are checked in `queue.rs`'s tests.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_lowered_in_flight_and_retried_ends_the_crawl() {
-    let (hits, stored, summary) = crawl(true).await;
+    let (hits, stored, summary, p_depth) = crawl(true).await;
     assert_eq!(hits.get("/p"), Some(&2), "a retry: {hits:?} {summary:?}");
+    assert_eq!(p_depth, 1);
     assert_stored(&stored, "lower.test", &["", "a", "p", "q"], &summary);
 }
 
 /// Crawls the site above to depth 2; `/p` fails its first request when
-/// `p_fails`. Returns the requests per path, the stored pages, the summary.
+/// `p_fails`. Returns the requests per path, the stored pages, the summary
+/// and the depth of `/p`'s row.
 async fn crawl(
     p_fails: bool,
 ) -> (
     HashMap<String, u32>,
     std::collections::BTreeSet<String>,
     mgz_crawl::Summary,
+    u32,
 ) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -104,6 +109,15 @@ async fn crawl(
         .await
         .expect("the crawl ends");
     let hits = hits.lock().unwrap().clone();
-    let stored = stored_pages(&dir.path().join("pages.db"));
-    (hits, stored, summary)
+    let db = dir.path().join("pages.db");
+    let stored = stored_pages(&db);
+    let p_depth = rusqlite::Connection::open(&db)
+        .unwrap()
+        .query_row(
+            "SELECT depth FROM pages WHERE url = 'http://lower.test/p'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    (hits, stored, summary, p_depth)
 }
