@@ -31,9 +31,8 @@ fn crawl_to(
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let line = stdout.lines().rev().find(|l| l.starts_with('{')).unwrap();
-    serde_json::from_str(line).unwrap()
+    // With --json, stdout is that one object.
+    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 /// Rows of the `pages` table per host.
