@@ -3,6 +3,8 @@
 //!
 //! ```text
 //! open:  seen.snap ok? ──yes──▶ restore each crawl's set ─▶ replay seen-<g>.log, seen-<g+1>.log …
+//!          │                                                  └─▶ append to the last, or start the
+//!          │                                                      next if it ends in unmarked frames
 //!          │ no / corrupt / backend without snapshot form        │ log corrupt (not a torn tail), or
 //!          │                                                     │ the store's "slog" mark past what
 //!          │                                                     │ the log kept (`log_covers`)
@@ -111,9 +113,11 @@ fn restore(store: &Store, table: &mut Table, factory: &SeenFactory) -> Result<Op
     drop(file); // before the log replay grows the sets
     let mut generation = first;
     let mut kept = Vec::new();
+    let mut unmarked_tail = false;
     while let Some(replay) = seenlog::read(dir, generation)? {
         apply(store, table, &replay)?;
         kept.push((generation, replay.good_len));
+        unmarked_tail = replay.unmarked_tail;
         generation += 1;
     }
     if let Some((g, end)) = crate::store::stored_log_mark(&store.meta)?
@@ -128,6 +132,18 @@ fn restore(store: &Store, table: &mut Table, factory: &SeenFactory) -> Result<Op
     }
     let last = kept.last().copied();
     let log = match last {
+        // Frames after the last durable mark are those of writes that
+        // died between their frame and their batch (a kill, a full disk):
+        // their keys were taken only where the store has them. The next
+        // write's mark would cover them (a mark vouches for every frame
+        // before it in its file), and the next replay would trust keys
+        // the store never got: seen, never stored, never served. So the
+        // writes go on in a new generation; this one keeps its tail
+        // checked at every replay until a snapshot retires it.
+        Some((g, len)) if unmarked_tail => {
+            drop(SeenLog::append_at(dir, g, len)?); // cuts a torn frame off
+            SeenLog::create(dir, g + 1)?
+        }
         Some((g, len)) => SeenLog::append_at(dir, g, len)?,
         None => SeenLog::create(dir, first)?,
     };

@@ -20,6 +20,10 @@
 //! holds every key the store holds. The converse does not hold (the batch may
 //! be lost after its frame was written), so at replay keys in frames after the
 //! last `durable` mark are checked against the store before they are trusted.
+//! A mark vouches for every frame before it in its file, so a file that
+//! ends in such unchecked frames is never appended to again: the open after
+//! it starts the next generation (`seenidx::restore`), and the dead frames
+//! stay checked at every replay until a snapshot retires the file.
 //! A frame cut short at the end of the file (a torn write) is truncated with a
 //! warning; a bad frame followed by more data is corruption and makes the
 //! caller rebuild the seen sets from the store.
@@ -97,8 +101,14 @@ impl SeenLog {
         h.extend_from_slice(&generation.to_le_bytes());
         let sum = xxh3_64(&h);
         h.extend_from_slice(&sum.to_le_bytes());
-        file.write_all(&h).map_err(io)?;
-        file.sync_all().map_err(io)?;
+        // A header that did not fully reach the disk (no room) would make
+        // the next open call the log corrupt: the file goes with the error.
+        let written = file.write_all(&h).and_then(|()| file.sync_all());
+        if let Err(e) = written {
+            drop(file);
+            let _ = std::fs::remove_file(&path);
+            return Err(io(e));
+        }
         crate::snapshot::sync_dir(dir)?;
         Ok(SeenLog {
             file,
@@ -228,6 +238,11 @@ pub struct Replay {
     pub dirty: Vec<u32>,
     /// Length of the good prefix (where appending resumes).
     pub good_len: u64,
+    /// Whether frames follow the last durable mark: their keys were
+    /// checked against the store, not trusted. A mark appended after them
+    /// would vouch for them at the next replay, so such a log is not
+    /// appended to again (see `seenidx::restore`).
+    pub unmarked_tail: bool,
 }
 
 /// Reads log generation `gen`. `Ok(None)`: the file does not exist.
@@ -273,6 +288,7 @@ pub fn read(dir: &Path, generation: u64) -> Result<Option<Replay>> {
         }
     }
     replay.good_len = at.min(bytes.len()) as u64;
+    replay.unmarked_tail = frames.last().is_some_and(|&(end, _)| end > durable);
     for (end, range) in frames {
         parse_payload(&bytes[range], end <= durable, &mut replay)?;
     }
