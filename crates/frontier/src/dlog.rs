@@ -281,6 +281,8 @@ impl DlogState {
 /// What a move writes to: the segments' keyspaces, and how.
 struct Target {
     db: Database,
+    /// The store's directory (for the error of a flush that found no room).
+    dir: std::path::PathBuf,
     /// (segment, keyspace) of every segment the entries reach.
     segs: Vec<(u32, Keyspace)>,
     ingest_min: usize,
@@ -439,6 +441,7 @@ impl Store {
         }
         Ok(Target {
             db: self.db.clone(),
+            dir: self.dir.clone(),
             segs,
             ingest_min: self.dlog_ingest_min,
         })
@@ -616,7 +619,7 @@ fn write_moved(
         // A table newer than everything the log held (see [`MARK_KEY`]).
         log.insert(MARK_KEY, [])?;
         if flush {
-            log.rotate_memtable_and_wait()?;
+            crate::store::flush_and_wait(&target.db, log, &target.dir)?;
         }
     }
     Ok(())

@@ -299,10 +299,10 @@ impl Store {
         self.move_dlog()?;
         let [d0, d1] = &self.dlog;
         for ks in [&self.meta, &self.queues, &self.urls, &self.sched, d0, d1] {
-            ks.rotate_memtable_and_wait()?;
+            flush_and_wait(&self.db, ks, &self.dir)?;
         }
         for (_, ks) in self.segs.all() {
-            ks.rotate_memtable_and_wait()?;
+            flush_and_wait(&self.db, ks, &self.dir)?;
         }
         Ok(())
     }
@@ -356,6 +356,44 @@ fn l0_threshold(n: u8) -> u8 {
 
 /// Opens keyspace `name` (a `disc` segment's too), creating it with the
 /// store's options.
+/// Seals `ks`'s memtable and waits until fjall's flush workers have written
+/// it to a table. fjall's own `rotate_memtable_and_wait` (a test helper)
+/// polls for that forever; a flush that fails (a full disk) stops its worker
+/// and poisons the database, and the sealed memtable then never goes: a
+/// crawl on a full disk hung holding the table lock. This one polls the
+/// poison too and returns its error; when the device has no room left the
+/// error says so (fjall logs the flush's own error, but returns only
+/// "poisoned").
+pub(crate) fn flush_and_wait(db: &Database, ks: &Keyspace, dir: &Path) -> Result<()> {
+    if !ks.rotate_memtable()? {
+        return Ok(());
+    }
+    while ks.sealed_memtable_count() > 0 {
+        if let Err(e) = db.persist(fjall::PersistMode::Buffer) {
+            return Err(match (&e, no_room(dir)) {
+                (fjall::Error::Poisoned, true) => FrontierError::DiskFull(format!(
+                    "{}: a table could not be written (no space left on the device)",
+                    dir.display()
+                )),
+                _ => e.into(),
+            });
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    Ok(())
+}
+
+/// Whether the file system holding `dir` has no free blocks left for us.
+#[cfg(target_os = "linux")]
+fn no_room(dir: &Path) -> bool {
+    rustix::fs::statvfs(dir).is_ok_and(|st| st.f_bavail == 0)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn no_room(_dir: &Path) -> bool {
+    false
+}
+
 pub(crate) fn open_keyspace(db: &Database, name: &str, opts: StoreOptions) -> Result<Keyspace> {
     keyspace(db, name, opts).map_err(FrontierError::from)
 }
