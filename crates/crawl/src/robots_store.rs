@@ -11,7 +11,9 @@
 //! origin's sitemaps were read, so a crawl killed in between reads them again.
 //! The store is a cache: a corrupt or foreign file (other version, not a
 //! database) is set aside as `robots.db.corrupt` and the crawl starts with an
-//! empty one — robots.txt is then simply fetched again. Cost: one row per
+//! empty one — robots.txt is then simply fetched again. A file that cannot be
+//! opened or set up for another reason (a full disk, permissions) is left as
+//! it is for the next run, and this run persists nothing. Cost: one row per
 //! origin (the body, usually < 1 KiB).
 
 use std::path::{Path, PathBuf};
@@ -70,6 +72,17 @@ fn open_checked(path: &Path) -> rusqlite::Result<Connection> {
     Ok(conn)
 }
 
+/// Whether `e` says the file is damaged or not ours (a wrong version, a
+/// failed check, not a database), as opposed to the disk or the OS failing.
+fn is_damage(e: &rusqlite::Error) -> bool {
+    use rusqlite::ErrorCode::{DatabaseCorrupt, NotADatabase};
+    match e {
+        rusqlite::Error::InvalidQuery => true,
+        rusqlite::Error::SqliteFailure(f, _) => matches!(f.code, DatabaseCorrupt | NotADatabase),
+        _ => false,
+    }
+}
+
 fn set_aside(path: &Path) {
     let mut aside = PathBuf::from(path);
     aside.set_extension("db.corrupt");
@@ -89,6 +102,17 @@ impl RobotsStore {
     pub fn open(path: &Path) -> RobotsStore {
         let conn = match open_checked(path) {
             Ok(c) => Some(c),
+            // A full disk, a file that cannot be opened or written: the
+            // file may be sound, so it stays for the next run; this one
+            // remembers nothing. (Setting it aside as "corrupt" on a full
+            // disk threw a good cache away.)
+            Err(e) if !is_damage(&e) => {
+                tracing::warn!(
+                    "{}: {e}; robots.txt answers are not persisted in this run",
+                    path.display()
+                );
+                None
+            }
             Err(e) => {
                 tracing::warn!("{}: {e}; robots.txt will be fetched again", path.display());
                 set_aside(path);
@@ -249,6 +273,26 @@ mod tests {
         assert_eq!(s.load_fresh(now, 0).len(), 0);
         // Every entry is still there for `load`.
         assert!(s.load("http://h0.test", now).is_some());
+    }
+
+    /// A file that cannot be opened (here: the path is a directory, as a
+    /// full disk or a permission makes a sound file unusable) is not taken
+    /// for damage: it stays where it is, and the crawl goes on without
+    /// persisting robots.txt answers.
+    #[test]
+    fn a_file_that_cannot_be_opened_is_kept_not_set_aside() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("robots.db");
+        std::fs::create_dir(&path).unwrap();
+        std::fs::write(path.join("keep"), b"x").unwrap();
+        let s = RobotsStore::open(&path);
+        s.save(&entry("http://a", 100));
+        assert!(
+            s.load_fresh(100, usize::MAX).is_empty(),
+            "nothing persisted"
+        );
+        assert!(path.join("keep").exists(), "left where it was");
+        assert!(!path.with_extension("db.corrupt").exists(), "not set aside");
     }
 
     #[test]

@@ -187,7 +187,7 @@ impl Frontier {
     /// meanwhile.
     pub(crate) fn settle(&self) -> Result<()> {
         self.order.drain();
-        self.store.move_dlog()
+        (self.store.move_dlog()).map_err(|e| crate::store::explain(e, &self.store.dir))
     }
 
     /// The table, possibly ahead of the store by the batches of
@@ -225,7 +225,9 @@ impl Frontier {
         if let Some(m) = mark {
             crate::store::note_log_mark(&self.store.meta, &mut batch, m);
         }
-        batch.commit()?;
+        batch
+            .commit()
+            .map_err(|e| crate::store::explain(e.into(), &self.store.dir))?;
         self.committer.written(mark)
     }
 

@@ -370,17 +370,25 @@ pub(crate) fn flush_and_wait(db: &Database, ks: &Keyspace, dir: &Path) -> Result
     }
     while ks.sealed_memtable_count() > 0 {
         if let Err(e) = db.persist(fjall::PersistMode::Buffer) {
-            return Err(match (&e, no_room(dir)) {
-                (fjall::Error::Poisoned, true) => FrontierError::DiskFull(format!(
-                    "{}: a table could not be written (no space left on the device)",
-                    dir.display()
-                )),
-                _ => e.into(),
-            });
+            return Err(explain(e.into(), dir));
         }
         std::thread::sleep(std::time::Duration::from_millis(2));
     }
     Ok(())
+}
+
+/// `e`, or `DiskFull` when it is fjall's "poisoned" and the file system of
+/// `dir` has no free blocks: a flush or compaction worker that found no room
+/// poisons the database, and every later write gets only "poisoned" (fjall
+/// logs the worker's own error), which hid the cause from the user.
+pub(crate) fn explain(e: FrontierError, dir: &Path) -> FrontierError {
+    match e {
+        FrontierError::Poisoned(_) if no_room(dir) => FrontierError::DiskFull(format!(
+            "{}: the store stopped after a table could not be written (no space left on the device)",
+            dir.display()
+        )),
+        e => e,
+    }
 }
 
 /// Whether the file system holding `dir` has no free blocks left for us.
@@ -624,6 +632,24 @@ fn write_format_file(path: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// "Poisoned" becomes `DiskFull` only when the device is really full:
+    /// with room left it stays what it was, and other errors pass as they are.
+    #[test]
+    fn poisoned_is_called_disk_full_only_without_room() {
+        let dir = tempfile::tempdir().unwrap();
+        let poisoned = FrontierError::from(fjall::Error::Poisoned);
+        assert!(matches!(
+            explain(poisoned, dir.path()),
+            FrontierError::Poisoned(_)
+        ));
+        let other = FrontierError::InvalidArgument("x".into());
+        assert!(matches!(
+            explain(other, dir.path()),
+            FrontierError::InvalidArgument(_)
+        ));
+        assert!(!no_room(dir.path()), "a temporary directory has room");
+    }
 
     /// Level-0 thresholds at which fjall would halt writers for good are
     /// brought down to the highest safe one; tiny ones up to 2.
