@@ -6,13 +6,17 @@
 # `mgz sim truth` (depth 3). Each failed run must stop with an error naming
 # the full device. Needs root (mount). A failing round keeps its directory
 # (in /dev/shm) with a copy of the tmpfs.
-# Usage: crates/crawl/bench/full_soak.sh ROUNDS
+# Usage: crates/crawl/bench/full_soak.sh ROUNDS [extra crawl args]
 #   MGZ=BINARY (default target/release/mgz); SEED=N fixes the first web;
 #   HOSTS, PAGES (default 60, 4000); START (default 256k); SIZES (a list).
+#   WARC=1 also writes --warc on the tmpfs and reads it whole with
+#   `warcio index` at the end (the venv of .ci/install.sh: MGZ_VENV or
+#   <repo>/.venv).
 set -u
 repo=$(cd "$(dirname "$0")/../../.." && pwd)
 mgz=${MGZ:-$repo/target/release/mgz}
-rounds=${1:-3}
+warcio=${MGZ_VENV:-$repo/.venv}/bin/warcio
+rounds=${1:-3}; shift
 fails=0
 for r in $(seq "$rounds"); do
   port=$((20000 + RANDOM % 10000))
@@ -31,7 +35,7 @@ for r in $(seq "$rounds"); do
     i=$((i+1))
     "$mgz" crawl "${seeds[@]}" --scope any --max-depth 3 --delay 0 --per-host 2 --concurrency 16 \
         --no-sitemaps --allow-private --robots-retries 0 --resolve "*.sim=127.0.0.1:$port" \
-        --state "$mnt/state" --db "$mnt/pages.db" --json > "$d/out$i" 2> "$d/err$i"
+        --state "$mnt/state" --db "$mnt/pages.db" --json ${WARC:+--warc "$mnt/crawl.warc"} "$@" > "$d/out$i" 2> "$d/err$i"
     rc=$?
     [ $rc = 0 ] && break
     last=$(grep '^mgz: error' "$d/err$i" | tail -1)
@@ -39,6 +43,9 @@ for r in $(seq "$rounds"); do
     mount -o remount,size="$size" "$mnt"
   done
   sqlite3 "$mnt/pages.db" "SELECT url FROM pages WHERE status = 200 AND content_type LIKE 'text/html%'" | sort > "$d/got"
+  if [ -n "${WARC:-}" ] && ! "$warcio" index "$mnt/crawl.warc" > /dev/null 2>&1; then
+    bad="$bad warc unreadable"
+  fi
   if [ $rc = 0 ] && [ -z "$bad" ] && cmp -s "$d/got" "$d/truth"; then
     echo "ok round $r (seed $seed): $((i-1)) disk-full stops, truth $(wc -l < "$d/truth") pages"
     rm -rf "$d"
