@@ -26,7 +26,7 @@ for r in $(seq "$rounds"); do
     mount -o remount,size=${size}k "$mnt"
   done
   echo "round $r: $verdict, $(wc -l < "$acks") URLs acknowledged"
-  if [ $verdict = ok ]; then umount "$mnt"; rm -rf "$mnt" "$mnt".err* "$acks" "$acks.failed"
+  if [ $verdict = ok ]; then umount "$mnt"; rm -rf "$mnt" "$mnt".err* "$acks" "$acks.failed" "$acks.failed.old"
   else fails=$((fails + 1)); cp -r "$mnt" "$mnt.kept"; umount "$mnt"; echo "kept $mnt.kept $acks"; fi
 done
 echo "$fails of $rounds rounds failed"

@@ -175,6 +175,15 @@ fn apply(store: &Store, table: &mut Table, r: &Replay) -> Result<()> {
         }
     }
     for k in &r.keys {
+        // A write that died after its frame took sequence numbers its
+        // counter record never stored: the writes after this open must not
+        // take them again, or an untrusted key's position check below
+        // (`pending_contains`) would find another URL there at a later
+        // replay and take the dead key for stored (seen, never served).
+        if let Some((_, seq)) = k.at {
+            let next = (seq & !crate::disc::DISC).saturating_add(1);
+            table.next_seq = table.next_seq.max(next);
+        }
         let Some(c) = table.crawls.get_mut(&k.crawl) else {
             continue;
         };

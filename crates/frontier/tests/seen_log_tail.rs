@@ -8,7 +8,9 @@
 //! stored, so never served and never queued again (found by a disk-full
 //! soak of `mgz crawl`: crates/frontier/bench/full_soak.sh).
 
-use mgz_frontier::{Durability, Frontier, FrontierOptions, PutOutcome, UrlItem};
+use std::sync::Arc;
+
+use mgz_frontier::{Durability, Frontier, FrontierOptions, ManualClock, PutOutcome, UrlItem};
 use mgz_url::{CanonicalUrl, Policy};
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -118,4 +120,70 @@ fn a_log_without_a_dead_tail_is_appended_to() {
     let f = Frontier::open(dir.path(), opts()).unwrap();
     assert_eq!(put(&f, "http://a.example/"), PutOutcome::Seen);
     assert_eq!(put(&f, "http://b.example/"), PutOutcome::Seen);
+}
+
+/// Options with a clock stopped at one moment, so two fresh frontiers
+/// given the same puts give them the same positions.
+fn stopped_clock() -> FrontierOptions {
+    FrontierOptions {
+        clock: Arc::new(ManualClock::new(1_800_000_000_000)),
+        ..opts()
+    }
+}
+
+/// The last frame of the newest seen log of `dir` (its bytes, as written).
+fn last_frame(dir: &std::path::Path) -> Vec<u8> {
+    let (_, path) = newest_log(dir);
+    let bytes = std::fs::read(path).unwrap();
+    let (mut at, mut last) = (24, None);
+    while at + 4 <= bytes.len() {
+        let len = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+        let end = at + 4 + len + 8;
+        // A durable mark is one 9-byte record (tag 2); key frames are longer.
+        if len != 9 || bytes[at + 4] != 2 {
+            last = Some(bytes[at..end].to_vec());
+        }
+        at = end;
+    }
+    last.expect("a key frame")
+}
+
+/// The dead write's keys are checked by position when they are pending
+/// URLs without a `urls` entry (the usual case): is there a pending entry
+/// at (queue, due time, sequence number)? The dead write took sequence
+/// numbers the store never counted, so the writes after the open took them
+/// again: a URL of the same queue at the same time got the dead URL's
+/// position, and the replay after the next restart took the dead URL for
+/// stored. The open now moves the counter past every number the log holds.
+#[test]
+fn a_dead_writes_position_is_not_given_to_a_later_url() {
+    let (x, y) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    for dir in [&x, &y] {
+        let f = Frontier::open(dir.path(), stopped_clock()).unwrap();
+        assert_eq!(put(&f, "http://a.example/"), PutOutcome::New);
+    }
+    // In X the write of B lands; its frame is what a write that died in Y
+    // at the same point would have left in Y's log.
+    {
+        let f = Frontier::open(x.path(), stopped_clock()).unwrap();
+        assert_eq!(put(&f, "http://b.example/dead"), PutOutcome::New);
+    }
+    let frame = last_frame(x.path());
+    let (_, log) = newest_log(y.path());
+    let mut bytes = std::fs::read(&log).unwrap();
+    bytes.extend_from_slice(&frame);
+    std::fs::write(&log, bytes).unwrap();
+    {
+        let f = Frontier::open(y.path(), stopped_clock()).unwrap();
+        assert!(f.url_status("", "http://b.example/dead", None).is_err());
+        // Same queue, same moment: without the fix, B's position.
+        assert_eq!(put(&f, "http://b.example/later"), PutOutcome::New);
+    }
+    let f = Frontier::open(y.path(), stopped_clock()).unwrap();
+    assert_eq!(
+        put(&f, "http://b.example/dead"),
+        PutOutcome::New,
+        "the dead URL is new, not taken for stored at the later URL's position"
+    );
+    assert_eq!(put(&f, "http://b.example/later"), PutOutcome::Seen);
 }
