@@ -5,6 +5,9 @@
 # Every run first checks that each URL an earlier run had acknowledged is
 # still known. Needs root (mount). Prints one line per run and a verdict
 # per round; a failing round keeps its directory.
+# KILL=1: no tmpfs (no root needed); each run is SIGKILLed after 0.05-1 s
+# instead of filling a disk (the same checks, for kills between a write's
+# seen-log frame and its store batch).
 # Usage: crates/frontier/bench/full_soak.sh ROUNDS [STEPS]
 #   BIN=path to full_soak (default target/release/examples/full_soak)
 set -u
@@ -13,21 +16,32 @@ bin=${BIN:-$repo/target/release/examples/full_soak}
 rounds=${1:-3}; steps=${2:-12}
 fails=0
 for r in $(seq "$rounds"); do
-  mnt=$(mktemp -d); acks=$(mktemp -p /dev/shm)
+  mnt=$(mktemp -d ${KILL:+-p /dev/shm}); acks=$(mktemp -p /dev/shm)
   size=$((192 + RANDOM % 256))
-  mount -t tmpfs -o size=${size}k tmpfs "$mnt" || { echo "cannot mount a tmpfs (needs root)"; exit 2; }
+  if [ -z "${KILL:-}" ]; then
+    mount -t tmpfs -o size=${size}k tmpfs "$mnt" || { echo "cannot mount a tmpfs (needs root)"; exit 2; }
+  fi
   verdict=ok
   for s in $(seq "$steps"); do
-    line=$("$bin" "$mnt/fr" "$acks" "$s" 2>"$mnt.err$s"); rc=$?
+    if [ -n "${KILL:-}" ]; then
+      "$bin" "$mnt/fr" "$acks" "$s" > "$mnt.out" 2>"$mnt.err$s" &
+      pid=$!
+      sleep "$(python3 -c 'import random; print(random.uniform(0.05, 1.0))')"
+      { kill -9 $pid; wait $pid; } 2>/dev/null; rc=$?
+      line=$(head -1 "$mnt.out")
+    else
+      line=$("$bin" "$mnt/fr" "$acks" "$s" 2>"$mnt.err$s"); rc=$?
+    fi
     echo "  round $r run $s (${size}k): $line"
     if [ $rc = 3 ]; then verdict=FAIL; break; fi
     [ $rc = 5 ] && break
     size=$((size + 64 + RANDOM % 512))
-    mount -o remount,size=${size}k "$mnt"
+    [ -z "${KILL:-}" ] && mount -o remount,size=${size}k "$mnt"
   done
   echo "round $r: $verdict, $(wc -l < "$acks") URLs acknowledged"
-  if [ $verdict = ok ]; then umount "$mnt"; rm -rf "$mnt" "$mnt".err* "$acks" "$acks.failed" "$acks.failed.old"
-  else fails=$((fails + 1)); cp -r "$mnt" "$mnt.kept"; umount "$mnt"; echo "kept $mnt.kept $acks"; fi
+  [ -z "${KILL:-}" ] && { cp -r "$mnt" "$mnt.copy"; umount "$mnt"; rmdir "$mnt"; mv "$mnt.copy" "$mnt"; }
+  if [ $verdict = ok ]; then rm -rf "$mnt" "$mnt".err* "$mnt.out" "$acks" "$acks".*
+  else fails=$((fails + 1)); echo "kept $mnt $acks"; fi
 done
 echo "$fails of $rounds rounds failed"
 [ $fails = 0 ]

@@ -11,6 +11,9 @@
 //! with nothing lost; 3: an acknowledged URL is unknown, or a URL of a put
 //! that failed two runs before is seen but not stored (printed);
 //! 4: the open failed; 5: no write failed (the device did not fill).
+//! The driver may also SIGKILL a run (`KILL=1`): each writer names its
+//! batch in ACKS.pending.wN before putting it, and the next run takes those
+//! as failed puts.
 
 use std::io::{BufRead, Write};
 use std::time::Duration;
@@ -60,6 +63,26 @@ fn main() {
     // only then: crates/frontier/tests/seen_log_tail.rs).
     let failed_path = format!("{acks}.failed");
     let older_path = format!("{acks}.failed.old");
+    // Each writer names its batch before putting it: after a kill, the
+    // batches in flight are those, acknowledged or not.
+    let mut in_flight = String::new();
+    for w in 0..WRITERS {
+        let p = format!("{acks}.pending.w{w}");
+        if let Ok(s) = std::fs::read_to_string(&p) {
+            in_flight.push_str(&s);
+            in_flight.push('\n');
+            let _ = std::fs::remove_file(&p);
+        }
+    }
+    if !in_flight.trim().is_empty() {
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&failed_path)
+            .expect("ACKS.failed opens");
+        f.write_all(in_flight.as_bytes())
+            .expect("ACKS.failed is written");
+    }
     let failed: Vec<String> = std::fs::read_to_string(&older_path)
         .map(|s| s.lines().map(str::to_string).collect())
         .unwrap_or_default();
@@ -101,7 +124,7 @@ fn main() {
         let workers: Vec<_> = (0..WRITERS)
             .map(|w| {
                 let (f, out, failed_out) = (&f, &out, &failed_out);
-                s.spawn(move || work(f, run, w, out, failed_out))
+                s.spawn(move || work(f, acks, run, w, out, failed_out))
             })
             .collect();
         workers
@@ -127,12 +150,14 @@ const WRITERS: u64 = 3;
 /// One writer: returns why it stopped (its first failed write), or `None`.
 fn work(
     f: &Frontier,
+    acks: &str,
     run: u64,
     w: u64,
     out: &std::sync::Mutex<std::fs::File>,
     failed_out: &std::sync::Mutex<Vec<String>>,
 ) -> Option<String> {
     let pad = "segment".repeat((run + w) as usize % 7 + 1);
+    let pending = format!("{acks}.pending.w{w}");
     let get = GetParams {
         max_queues: 16,
         max_urls_per_queue: 4,
@@ -149,6 +174,7 @@ fn work(
             })
             .collect();
         let items: Vec<UrlItem> = urls.iter().map(|u| UrlItem::new(u.as_str())).collect();
+        std::fs::write(&pending, urls.join("\n")).expect("ACKS.pending is written");
         if let Err(e) = f.put_discovered(&items) {
             failed_out
                 .lock()
