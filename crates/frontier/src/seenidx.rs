@@ -131,7 +131,7 @@ fn restore(store: &Store, table: &mut Table, factory: &SeenFactory) -> Result<Op
         ));
     }
     let last = kept.last().copied();
-    let log = match last {
+    let mut log = match last {
         // Frames after the last durable mark are those of writes that
         // died between their frame and their batch (a kill, a full disk):
         // their keys were taken only where the store has them. The next
@@ -147,6 +147,8 @@ fn restore(store: &Store, table: &mut Table, factory: &SeenFactory) -> Result<Op
         Some((g, len)) => SeenLog::append_at(dir, g, len)?,
         None => SeenLog::create(dir, first)?,
     };
+    let older = kept.iter().filter(|&&(g, _)| g < log.generation());
+    log.set_older(older.map(|&(_, len)| len).sum());
     Ok(Some(log))
 }
 
@@ -228,8 +230,8 @@ fn parts<'a>(sets: &'a [Locked<'_>]) -> Option<Vec<CrawlPart<'a>>> {
 impl Frontier {
     /// Writes a seen snapshot now and starts a new, empty seen log, so the
     /// next open restores instead of replaying or rebuilding. Done by
-    /// [`Frontier::close`] and automatically when the log passes
-    /// 128 MiB; a no-op for backends without a snapshot form.
+    /// [`Frontier::close`] and automatically when the logs a replay reads
+    /// pass 128 MiB; a no-op for backends without a snapshot form.
     pub fn snapshot_seen(&self) -> Result<()> {
         let Some(log) = &self.seen_log else {
             return Ok(());
@@ -258,10 +260,11 @@ impl Frontier {
         remove_logs_before(dir, next)
     }
 
-    /// Takes a snapshot if the log has grown past the threshold.
+    /// Takes a snapshot if the logs a replay reads (this generation and any
+    /// older ones still present) have grown past the threshold.
     pub(crate) fn maybe_snapshot(&self) -> Result<()> {
         let due = self.seen_log.as_ref().is_some_and(|log| {
-            log.lock().unwrap_or_else(|p| p.into_inner()).len() > SNAPSHOT_AFTER_LOG_BYTES
+            log.lock().unwrap_or_else(|p| p.into_inner()).replay_len() > SNAPSHOT_AFTER_LOG_BYTES
         });
         if due { self.snapshot_seen() } else { Ok(()) }
     }
@@ -306,6 +309,39 @@ mod tests {
     /// A mark in a generation before the snapshot's is covered by the
     /// snapshot; one in a replayed generation only up to what the replay
     /// kept; one in a generation that was not replayed never.
+    /// After an open that starts a new generation (a dead tail), the
+    /// snapshot is due by the bytes of every generation a replay reads.
+    #[test]
+    fn a_new_generation_counts_the_older_ones_toward_the_snapshot() {
+        use crate::types::UrlItem;
+        let dir = tempfile::tempdir().unwrap();
+        let opts = || crate::FrontierOptions {
+            durability: crate::Durability::OsBuffer,
+            ..crate::FrontierOptions::default()
+        };
+        {
+            let f = Frontier::open(dir.path(), opts()).unwrap();
+            f.put_discovered(&[UrlItem::new("http://a.example/")])
+                .unwrap();
+        }
+        let g = *log_generations(dir.path()).unwrap().last().unwrap();
+        let path = seenlog::log_path(dir.path(), g);
+        let len = std::fs::metadata(&path).unwrap().len();
+        {
+            // A frame with no mark after it: a write that died.
+            let mut log = SeenLog::append_at(dir.path(), g, len).unwrap();
+            let mut payload = Vec::new();
+            seenlog::push_key(&mut payload, 0, 0, b"example.dead/");
+            log.append(&payload).unwrap();
+        }
+        let older = std::fs::metadata(&path).unwrap().len();
+        let f = Frontier::open(dir.path(), opts()).unwrap();
+        let log = f.seen_log.as_ref().unwrap().lock().unwrap();
+        assert_eq!(log.generation(), g + 1);
+        let newest = std::fs::metadata(seenlog::log_path(dir.path(), g + 1)).unwrap();
+        assert_eq!(log.replay_len(), older + newest.len());
+    }
+
     #[test]
     fn the_log_covers_marks_up_to_what_it_kept() {
         let kept = [(4, 1000), (5, 300)];

@@ -87,6 +87,9 @@ pub struct SeenLog {
     generation: u64,
     len: u64,
     frame: Vec<u8>,
+    /// Bytes of the older generations a replay still reads before this one
+    /// (left by opens that started a new generation after a dead tail).
+    older: u64,
 }
 
 impl SeenLog {
@@ -116,6 +119,7 @@ impl SeenLog {
             generation,
             len: HEADER as u64,
             frame: Vec::new(),
+            older: 0,
         })
     }
 
@@ -132,6 +136,7 @@ impl SeenLog {
             generation,
             len,
             frame: Vec::new(),
+            older: 0,
         };
         log.seek_end()?;
         Ok(log)
@@ -150,9 +155,17 @@ impl SeenLog {
         self.generation
     }
 
-    /// Bytes written so far (the offset after the last frame).
-    pub fn len(&self) -> u64 {
-        self.len
+    /// Bytes the next replay reads: this generation and the older ones
+    /// still present (see [`SeenLog::set_older`]).
+    pub fn replay_len(&self) -> u64 {
+        self.len.saturating_add(self.older)
+    }
+
+    /// Notes `bytes` of older generations that the next replay still reads
+    /// before this one, so the snapshot that retires them is due by their
+    /// total, not by this file alone.
+    pub fn set_older(&mut self, bytes: u64) {
+        self.older = bytes;
     }
 
     /// Writes one frame holding `payload` (to the OS, not fsynced); returns
