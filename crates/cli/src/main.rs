@@ -73,11 +73,30 @@ fn main() -> std::process::ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("mgz: error: {}", report(&err));
+            eprintln!("mgz: error: {}", with_store_cause(report(&err)));
             std::process::ExitCode::from(2)
         }
     }
 }
+
+/// `line`, with the store's first logged error when the store refused the
+/// write only as "poisoned" (one of fjall's workers failed earlier, say a
+/// table that a full disk had no room for, and fjall returns no cause).
+fn with_store_cause(line: String) -> String {
+    with_cause(line, logs::first_store_error())
+}
+
+fn with_cause(line: String, store_error: Option<String>) -> String {
+    match store_error {
+        Some(cause) if line.contains(POISONED) => {
+            format!("{line} (the store's first error: {cause})")
+        }
+        _ => line,
+    }
+}
+
+/// What the frontier says when fjall refused a write only as "poisoned".
+const POISONED: &str = mgz_frontier::STORE_POISONED;
 
 /// The error and its causes, `: `-joined, leaving out a cause whose text the
 /// message already holds: most of our error types put their source's text
@@ -101,6 +120,22 @@ fn report(err: &anyhow::Error) -> String {
 mod report_tests {
     use super::report;
     use anyhow::Context;
+
+    #[test]
+    fn a_poisoned_store_is_reported_with_its_first_error() {
+        let line = format!(
+            "frontier: frontier is poisoned after a failed durable write: {}",
+            super::POISONED
+        );
+        let cause = "Worker #2 crashed: Storage(Io(... No space left on device ...))".to_string();
+        assert_eq!(
+            super::with_cause(line.clone(), Some(cause.clone())),
+            format!("{line} (the store's first error: {cause})")
+        );
+        assert_eq!(super::with_cause(line.clone(), None), line);
+        let other = "page database: database or disk is full".to_string();
+        assert_eq!(super::with_cause(other.clone(), Some(cause)), other);
+    }
 
     #[test]
     fn each_cause_is_printed_once() {

@@ -315,7 +315,12 @@ pub async fn crawl(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Summary, C
     if let Some(handle) = status {
         handle.shutdown().await;
     }
-    if let (Err(e), Err(_)) = (&flushed, &result) {
+    // A frontier that refuses the flush as poisoned says only that an
+    // earlier write failed: the failure returned is that write's, so the
+    // refusal is not logged again (a flush failing otherwise is).
+    if let (Err(e), Err(_)) = (&flushed, &result)
+        && !e.to_string().contains("poisoned")
+    {
         tracing::error!("flushing after the failure: {e}");
     }
     result?;

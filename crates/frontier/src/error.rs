@@ -85,6 +85,10 @@ pub enum FrontierError {
     Poisoned(String),
 }
 
+/// The message of [`FrontierError::Poisoned`] when fjall refused a write
+/// after one of its own workers failed (it returns no cause; it logs it).
+pub const STORE_POISONED: &str = "the store refused writes after an earlier I/O failure";
+
 /// Result alias of the crate.
 pub type Result<T, E = FrontierError> = std::result::Result<T, E>;
 
@@ -138,9 +142,7 @@ impl From<fjall::Error> for FrontierError {
     fn from(err: fjall::Error) -> Self {
         match err {
             fjall::Error::Io(source) => FrontierError::io("store", source),
-            fjall::Error::Poisoned => FrontierError::Poisoned(
-                "the store refused writes after an earlier I/O failure".into(),
-            ),
+            fjall::Error::Poisoned => FrontierError::Poisoned(STORE_POISONED.into()),
             other => FrontierError::Store(format!("{other:?}")),
         }
     }

@@ -56,7 +56,7 @@ mod types;
 
 pub use clock::{Clock, ManualClock, SystemClock};
 pub use commit::{Commit, Durability};
-pub use error::{FrontierError, Result};
+pub use error::{FrontierError, Result, STORE_POISONED};
 pub use frontier::{Frontier, FrontierOptions, SeenFactory, seen_factory};
 pub use store::{FORMAT_VERSION, StoreOptions};
 pub use types::{
