@@ -79,6 +79,21 @@ pub mod fuzzing {
         let _ = crate::records::QueueRec::decode(bytes);
         let _ = crate::records::CrawlRec::decode(bytes);
         let _ = crate::counters::decode(bytes);
+        let _ = crate::snapshot::SnapshotView::parse(bytes);
+        seen_log(bytes);
+    }
+
+    /// Parses `bytes` as a seen log file, and as one whose frames (the
+    /// parts between 0xFF bytes but the last) carry good checksums, the
+    /// last part left as a raw tail: the replay must return Ok or a typed
+    /// error, never panic.
+    fn seen_log(bytes: &[u8]) {
+        let path = std::path::Path::new("fuzz.log");
+        let _ = crate::seenlog::parse(bytes, 0, path);
+        let mut parts: Vec<&[u8]> = bytes.split(|&b| b == 0xff).collect();
+        let tail = parts.pop().unwrap_or_default();
+        let log = crate::seenlog::log_bytes(parts.into_iter(), tail);
+        let _ = crate::seenlog::parse(&log, 0, path);
     }
 }
 

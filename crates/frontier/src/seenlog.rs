@@ -268,13 +268,39 @@ pub fn read(dir: &Path, generation: u64) -> Result<Option<Replay>> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(FrontierError::io(&path, e)),
     };
-    check_header(&bytes, generation)?;
+    parse(&bytes, generation, &path).map(Some)
+}
+
+/// A log file of generation 0 holding `payloads` as good frames, then
+/// `tail` as it is (for the fuzz target: checksums a fuzzer cannot forge).
+pub(crate) fn log_bytes<'a>(payloads: impl Iterator<Item = &'a [u8]>, tail: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&LOG_VERSION.to_le_bytes());
+    out.extend_from_slice(&0u64.to_le_bytes());
+    let sum = xxh3_64(&out);
+    out.extend_from_slice(&sum.to_le_bytes());
+    for p in payloads {
+        let start = out.len();
+        out.extend_from_slice(&u32::try_from(p.len()).unwrap_or(u32::MAX).to_le_bytes());
+        out.extend_from_slice(p);
+        let sum = xxh3_64(&out[start..]);
+        out.extend_from_slice(&sum.to_le_bytes());
+    }
+    out.extend_from_slice(tail);
+    out
+}
+
+/// Parses the bytes of log generation `generation` (read from `path`, which
+/// only names it in the torn-tail warning); see [`read`].
+pub(crate) fn parse(bytes: &[u8], generation: u64, path: &Path) -> Result<Replay> {
+    check_header(bytes, generation)?;
     let mut replay = Replay::default();
     let mut frames: Vec<(u64, std::ops::Range<usize>)> = Vec::new();
     let mut durable = 0u64;
     let mut at = HEADER;
     while at < bytes.len() {
-        match frame_at(&bytes, at) {
+        match frame_at(bytes, at) {
             Some(payload) => {
                 let end = payload.end + 8;
                 if let Some(mark) = durable_mark(&bytes[payload.clone()]) {
@@ -284,7 +310,7 @@ pub fn read(dir: &Path, generation: u64) -> Result<Option<Replay>> {
                 }
                 at = end;
             }
-            None if is_torn_tail(&bytes, at) => {
+            None if is_torn_tail(bytes, at) => {
                 tracing::warn!(
                     path = %path.display(),
                     dropped = bytes.len() - at,
@@ -305,7 +331,7 @@ pub fn read(dir: &Path, generation: u64) -> Result<Option<Replay>> {
     for (end, range) in frames {
         parse_payload(&bytes[range], end <= durable, &mut replay)?;
     }
-    Ok(Some(replay))
+    Ok(replay)
 }
 
 fn check_header(bytes: &[u8], generation: u64) -> Result<()> {
@@ -414,6 +440,33 @@ fn key_record(rest: &[u8], with_at: bool) -> Option<(KeyRec, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A log whose last key frame has no durable mark after it ends in an
+    /// unmarked tail; one marked past it does not; a mark short of it does.
+    #[test]
+    fn the_unmarked_tail_is_the_frames_past_the_last_mark() {
+        let mut key = Vec::new();
+        push_key(&mut key, 0, 0, b"com.example/a");
+        let mark = |at: u64| {
+            let mut p = vec![TAG_DURABLE];
+            p.extend_from_slice(&at.to_le_bytes());
+            p
+        };
+        let key_end = (HEADER + 4 + key.len() + 8) as u64;
+        let path = Path::new("t.log");
+        let cases: [(Vec<Vec<u8>>, bool); 4] = [
+            (vec![key.clone()], true),
+            (vec![key.clone(), mark(key_end)], false),
+            (vec![key.clone(), mark(key_end - 1)], true),
+            (vec![mark(0)], false),
+        ];
+        for (frames, unmarked) in cases {
+            let bytes = log_bytes(frames.iter().map(Vec::as_slice), &[]);
+            let r = parse(&bytes, 0, path).unwrap();
+            assert_eq!(r.unmarked_tail, unmarked, "{frames:?}");
+            assert_eq!(r.good_len, bytes.len() as u64);
+        }
+    }
 
     fn write_sample(dir: &Path) -> u64 {
         let mut log = SeenLog::create(dir, 3).unwrap();
