@@ -7,6 +7,7 @@
 //! active flag lives in the store (it survives a restart).
 
 pub mod get;
+pub mod limited;
 pub mod params;
 pub mod pipeline;
 pub mod put;

@@ -253,7 +253,8 @@ async fn wait_durable<S: Shape>(
         let wait = |c: Stored<S>| {
             let mut statuses = c.statuses;
             if let Err(err) = (c.durable)() {
-                tracing::warn!(%err, "write not durable; acking FAIL");
+                static NOT_DURABLE: super::limited::Limited = super::limited::Limited::new();
+                NOT_DURABLE.warn("write not durable; acking FAIL", &err);
                 statuses.fill(AckStatus::Fail);
             }
             (c.shape, statuses)

@@ -132,7 +132,8 @@ fn checked(
             (vec![AckStatus::Fail; n], already_durable())
         }
         Err(err) => {
-            tracing::warn!(%err, "put failed; acking FAIL");
+            static FAILED: super::limited::Limited = super::limited::Limited::new();
+            FAILED.warn("put failed; acking FAIL", &err);
             (vec![AckStatus::Fail; n], already_durable())
         }
     }
