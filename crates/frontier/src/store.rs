@@ -354,8 +354,6 @@ fn l0_threshold(n: u8) -> u8 {
     n.clamp(2, MAX_L0_THRESHOLD)
 }
 
-/// Opens keyspace `name` (a `disc` segment's too), creating it with the
-/// store's options.
 /// Seals `ks`'s memtable and waits until fjall's flush workers have written
 /// it to a table. fjall's own `rotate_memtable_and_wait` (a test helper)
 /// polls for that forever; a flush that fails (a full disk) stops its worker
@@ -402,6 +400,8 @@ fn no_room(_dir: &Path) -> bool {
     false
 }
 
+/// Opens keyspace `name` (a `disc` segment's too), creating it with the
+/// store's options.
 pub(crate) fn open_keyspace(db: &Database, name: &str, opts: StoreOptions) -> Result<Keyspace> {
     keyspace(db, name, opts).map_err(FrontierError::from)
 }
