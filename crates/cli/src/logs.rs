@@ -47,9 +47,9 @@ pub fn first_store_error() -> Option<String> {
 
 /// Whether events of `target` come from the store's crates.
 fn is_store(target: &str) -> bool {
-    ["fjall", "lsm_tree"]
-        .iter()
-        .any(|c| target == *c || target.starts_with(&format!("{c}::")))
+    ["fjall", "lsm_tree"].iter().any(|c| {
+        (target.strip_prefix(c)).is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
+    })
 }
 
 /// Keeps the first store error (see the module docs).

@@ -16,6 +16,14 @@ use mgz_sim::{SimConfig, SimServer};
 
 mod common;
 
+/// Whether an error line names a full device (SQLite says "database or
+/// disk is full").
+fn names_full_disk(line: &str) -> bool {
+    ["No space left", "no space left", "disk is full"]
+        .iter()
+        .any(|c| line.contains(c))
+}
+
 /// A mounted tmpfs, unmounted when dropped.
 struct Tmpfs(PathBuf);
 
@@ -72,9 +80,7 @@ fn a_full_disk_stops_the_crawl_with_its_cause_and_resume_completes_it() {
     // store refuses writes only as "poisoned": the line then carries the
     // store's first logged error, which names the cause.
     assert!(
-        ["No space left", "no space left", "disk is full"]
-            .iter()
-            .any(|c| last.contains(c))
+        names_full_disk(last)
             && (!last.contains("poisoned") || last.contains("(the store's first error: "))
             && !last.contains("config"),
         "the final error hides the cause: {last}"
@@ -118,9 +124,7 @@ fn a_full_disk_stops_the_crawl_with_its_cause_and_resume_completes_it() {
         let err = String::from_utf8_lossy(&out.stderr);
         let last = err.lines().rfind(|l| l.starts_with("mgz: error")).unwrap();
         assert!(
-            ["No space left", "no space left", "disk is full"]
-                .iter()
-                .any(|c| last.contains(c)),
+            names_full_disk(last),
             "stop {stops} at {mib} MiB hides its cause: {last}"
         );
     }

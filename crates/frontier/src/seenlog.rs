@@ -98,12 +98,7 @@ impl SeenLog {
         let path = log_path(dir, generation);
         let io = |e| FrontierError::io(&path, e);
         let mut file = File::create(&path).map_err(io)?;
-        let mut h = Vec::with_capacity(HEADER);
-        h.extend_from_slice(MAGIC);
-        h.extend_from_slice(&LOG_VERSION.to_le_bytes());
-        h.extend_from_slice(&generation.to_le_bytes());
-        let sum = xxh3_64(&h);
-        h.extend_from_slice(&sum.to_le_bytes());
+        let h = header(generation);
         // A header that did not fully reach the disk (no room) would make
         // the next open call the log corrupt: the file goes with the error.
         let written = file.write_all(&h).and_then(|()| file.sync_all());
@@ -174,10 +169,7 @@ impl SeenLog {
         let len = u32::try_from(payload.len())
             .map_err(|_| FrontierError::InvalidArgument("seen-log frame over 4 GiB".into()))?;
         self.frame.clear();
-        self.frame.extend_from_slice(&len.to_le_bytes());
-        self.frame.extend_from_slice(payload);
-        let sum = xxh3_64(&self.frame);
-        self.frame.extend_from_slice(&sum.to_le_bytes());
+        push_frame(&mut self.frame, len, payload);
         if let Err(e) = self.file.write_all(&self.frame) {
             // A partial frame would hide every later one: cut it off.
             let _ = self.file.set_len(self.len);
@@ -274,21 +266,34 @@ pub fn read(dir: &Path, generation: u64) -> Result<Option<Replay>> {
 /// A log file of generation 0 holding `payloads` as good frames, then
 /// `tail` as it is (for the fuzz target: checksums a fuzzer cannot forge).
 pub(crate) fn log_bytes<'a>(payloads: impl Iterator<Item = &'a [u8]>, tail: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(HEADER);
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&LOG_VERSION.to_le_bytes());
-    out.extend_from_slice(&0u64.to_le_bytes());
-    let sum = xxh3_64(&out);
-    out.extend_from_slice(&sum.to_le_bytes());
+    let mut out = header(0);
     for p in payloads {
-        let start = out.len();
-        out.extend_from_slice(&u32::try_from(p.len()).unwrap_or(u32::MAX).to_le_bytes());
-        out.extend_from_slice(p);
-        let sum = xxh3_64(&out[start..]);
-        out.extend_from_slice(&sum.to_le_bytes());
+        let len = u32::try_from(p.len()).unwrap_or(u32::MAX);
+        push_frame(&mut out, len, p);
     }
     out.extend_from_slice(tail);
     out
+}
+
+/// The header of log generation `generation` (see the module docs).
+fn header(generation: u64) -> Vec<u8> {
+    let mut h = Vec::with_capacity(HEADER);
+    h.extend_from_slice(MAGIC);
+    h.extend_from_slice(&LOG_VERSION.to_le_bytes());
+    h.extend_from_slice(&generation.to_le_bytes());
+    let sum = xxh3_64(&h);
+    h.extend_from_slice(&sum.to_le_bytes());
+    h
+}
+
+/// Appends one frame to `out`: `len` (the payload's length) | payload |
+/// xxh3-64 of both.
+fn push_frame(out: &mut Vec<u8>, len: u32, payload: &[u8]) {
+    let start = out.len();
+    out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(payload);
+    let sum = xxh3_64(&out[start..]);
+    out.extend_from_slice(&sum.to_le_bytes());
 }
 
 /// Parses the bytes of log generation `generation` (read from `path`, which
