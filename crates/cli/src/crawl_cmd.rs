@@ -405,6 +405,12 @@ pub fn print_summary(s: &Summary) {
         "seen set           {} ({} bytes)",
         s.seen_backend, s.seen_bytes
     );
+    if s.edge_links > 0 {
+        println!(
+            "links kept         {} past --max-depth (a rerun with a larger --max-depth follows them)",
+            s.edge_links
+        );
+    }
 }
 
 /// With `MGZ_DEBUG_RSS=FILE` set, copies `/proc/self/smaps` (what each
@@ -448,7 +454,9 @@ pub fn run(args: CrawlArgs) -> anyhow::Result<ExitCode> {
             temp.path().to_path_buf()
         }
     };
-    let cfg = config(&args, state)?;
+    let mut cfg = config(&args, state)?;
+    // Links cut by --max-depth are kept only where a rerun can use them.
+    cfg.keep_edge = args.state.is_some();
     let summary = run_crawl(cfg)?;
     dump_smaps();
     if args.json {

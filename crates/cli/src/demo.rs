@@ -74,6 +74,8 @@ fn crawl_config(
         robots_retries: 1,
         backoff: Duration::from_millis(500),
         strict_depth: false,
+        // Links cut by --max-depth are kept only where a rerun can use them.
+        keep_edge: args.state.is_some(),
         seen_backend: args.seen.clone(),
         status: args.status,
         ..CrawlConfig::default()

@@ -22,15 +22,7 @@ fn crawl_to(
     depth: u32,
     extra: &[&str],
 ) -> serde_json::Value {
-    let out = sim_crawl_to(server, sim, dir, depth)
-        .args(extra)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = common::run_ok(sim_crawl_to(server, sim, dir, depth).args(extra));
     // With --json, stdout is that one object.
     serde_json::from_slice(&out.stdout).unwrap()
 }

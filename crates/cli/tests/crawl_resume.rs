@@ -4,7 +4,8 @@
 //! through and holds every stored page; SIGTERM stops it cleanly;
 //! `--max-pages` is one budget for every run of the crawl; a smaller
 //! `--max-depth` on a rerun fetches nothing deeper, and new `--exclude`
-//! patterns apply to the URLs queued before; another `--policy` is refused.
+//! patterns apply to the URLs queued before; another `--policy` is refused;
+//! a larger `--max-depth` follows the links the last depth had, killed or not.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
@@ -26,6 +27,17 @@ fn crawl_cmd(server: &SimServer, sim: &SimConfig, dir: &Path) -> Command {
 
 fn stored(db: &Path) -> BTreeSet<String> {
     common::urls_where(db, common::HTML_PAGES)
+}
+
+/// Asserts that the crawl in `dir` stored exactly the sim's depth-3 truth;
+/// returns it.
+fn assert_truth(sim: &SimConfig, dir: &Path) -> BTreeSet<String> {
+    let truth: BTreeSet<String> = mgz_sim::truth(sim, 3, true).into_iter().collect();
+    let got = stored(&dir.join("pages.db"));
+    let missing: Vec<_> = truth.difference(&got).take(5).collect();
+    let extra: Vec<_> = got.difference(&truth).take(5).collect();
+    assert!(got == truth, "missing {missing:?} extra {extra:?}");
+    got
 }
 
 #[test]
@@ -56,11 +68,7 @@ fn sigkill_then_resume_reaches_the_truth() {
     let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(summary["pages_fetched"].is_u64());
 
-    let truth: BTreeSet<String> = mgz_sim::truth(&sim, 3, true).into_iter().collect();
-    let got = stored(&dir.path().join("pages.db"));
-    let missing: Vec<_> = truth.difference(&got).take(5).collect();
-    let extra: Vec<_> = got.difference(&truth).take(5).collect();
-    assert!(got == truth, "missing {missing:?} extra {extra:?}");
+    let got = assert_truth(&sim, dir.path());
 
     // robots.txt is cached per process, so each run asks again; error pages
     // are retried by design. Every other repeat was in flight at a kill.
@@ -78,17 +86,12 @@ fn sigkill_then_resume_reaches_the_truth() {
     eprintln!("{kills} kills, {repeats} repeated page requests");
 
     // `mgz status` on the stopped crawl: its totals agree with the database.
-    let out = Command::new(env!("CARGO_BIN_EXE_mgz"))
-        .args(["status", "--json", "--state"])
-        .arg(dir.path().join("state"))
-        .arg("--db")
-        .arg(dir.path().join("pages.db"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = common::run_ok(
+        Command::new(env!("CARGO_BIN_EXE_mgz"))
+            .args(["status", "--json", "--state"])
+            .arg(dir.path().join("state"))
+            .arg("--db")
+            .arg(dir.path().join("pages.db")),
     );
     let totals: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let conn = rusqlite::Connection::open(dir.path().join("pages.db")).unwrap();
@@ -377,4 +380,89 @@ fn a_rerun_with_another_policy_is_refused_and_the_crawl_goes_on_with_its_own() {
     assert!(fetched(&out) > 0);
     let truth: BTreeSet<String> = mgz_sim::truth(&sim, 3, true).into_iter().collect();
     assert_eq!(stored(&dir.path().join("pages.db")), truth);
+}
+
+/// Page requests per URL the sim served (robots.txt and status pages left out).
+fn page_requests(server: &SimServer) -> HashMap<String, u32> {
+    let mut count = HashMap::new();
+    for r in server.log() {
+        if r.path != "/robots.txt" && !r.path.starts_with("/status/") {
+            *count
+                .entry(format!("http://{}{}", r.host, r.path))
+                .or_default() += 1;
+        }
+    }
+    count
+}
+
+#[test]
+fn a_larger_max_depth_on_a_rerun_follows_the_links_the_last_depth_had() {
+    let sim = SimConfig::small(16, 20, 600);
+    let server = common::start_sim(&sim);
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("pages.db");
+    let run =
+        |depth: u32| common::run_ok(&mut common::sim_crawl_to(&server, &sim, dir.path(), depth));
+    let truth =
+        |depth| -> BTreeSet<String> { mgz_sim::truth(&sim, depth, true).into_iter().collect() };
+    // Each deeper rerun reaches exactly the truth of its depth: the links
+    // of the last depth's pages were kept (they were lost: a rerun found
+    // nothing to do).
+    let mut before = 0;
+    for depth in 1..=3 {
+        run(depth);
+        let got = stored(&db);
+        assert_eq!(got, truth(depth), "depth {depth}");
+        assert!(
+            got.len() > before,
+            "depth {depth} added no page: a web too small to test"
+        );
+        before = got.len();
+    }
+    // No page of the truth was requested twice (a rerun at the same depth
+    // fetches nothing either).
+    run(3);
+    let count = page_requests(&server);
+    let twice: Vec<_> = truth(3)
+        .into_iter()
+        .filter(|u| count.get(u).copied().unwrap_or(0) != 1)
+        .collect();
+    assert!(twice.is_empty(), "requested other than once: {twice:?}");
+}
+
+#[test]
+fn a_deeper_rerun_killed_at_random_moments_still_reaches_the_truth() {
+    let mut sim = SimConfig::small(17, 30, 800);
+    sim.crawl_delay_secs = 0.05;
+    let server = common::start_sim(&sim);
+    let dir = tempfile::tempdir().unwrap();
+    common::run_ok(&mut common::sim_crawl_to(&server, &sim, dir.path(), 1));
+    let edge = std::fs::read_to_string(dir.path().join("state/edge")).unwrap();
+    assert!(edge.starts_with("mgz-edge 1\n2 http://"), "{edge:.200}");
+    let mut kills = 0;
+    for wait_ms in [150, 700, 400, 1100] {
+        let mut child = common::sim_crawl_to(&server, &sim, dir.path(), 3)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(wait_ms));
+        if child.try_wait().unwrap().is_none() {
+            child.kill().unwrap(); // SIGKILL
+            kills += 1;
+        }
+        child.wait().unwrap();
+    }
+    assert!(kills >= 3, "only {kills} runs were still going when killed");
+    common::run_ok(&mut common::sim_crawl_to(&server, &sim, dir.path(), 3));
+    let truth = assert_truth(&sim, dir.path());
+    let repeats: u32 = page_requests(&server)
+        .into_iter()
+        .filter(|(u, _)| truth.contains(u))
+        .map(|(_, n)| n - 1)
+        .sum();
+    assert!(
+        repeats as usize <= kills * CONCURRENCY,
+        "{repeats} repeated requests after {kills} kills with {CONCURRENCY} in flight"
+    );
 }

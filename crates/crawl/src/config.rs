@@ -97,6 +97,10 @@ pub struct CrawlConfig {
     /// `max_depth` is exact (see [`crate::queue`]). Off: the frontier's own
     /// order, faster on webs with a few very large hosts, depths approximate.
     pub strict_depth: bool,
+    /// Keep the links of pages at `max_depth` in `STATE/edge`, so a rerun
+    /// with a larger `max_depth` follows them (see [`crate::edge`]). Off for
+    /// a state directory that is thrown away after the run.
+    pub keep_edge: bool,
     /// Print progress (bar on a TTY, log lines otherwise).
     pub progress: bool,
     /// Serve the live status page (`/`, `/status.json`, `/metrics`) here.
@@ -141,6 +145,7 @@ impl Default for CrawlConfig {
             host_give_up_after: Duration::from_secs(300),
             max_retry_wait: Duration::from_secs(600),
             strict_depth: true,
+            keep_edge: true,
             progress: true,
             status: None,
             status_token: None,

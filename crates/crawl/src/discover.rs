@@ -14,6 +14,46 @@ use crate::run::Shared;
 use crate::stats::Counters;
 use crate::traps::{TrapKind, Verdict};
 
+/// The keys of `hrefs` against `base` in the cache of [`crate::known`]
+/// (none without a base, or for a base that is not http(s)).
+fn link_keys(base: Option<&CanonicalUrl>, hrefs: &[String]) -> Vec<Option<u128>> {
+    match base.and_then(|b| crate::known::base_dir(b.as_url())) {
+        Some(d) => hrefs.iter().map(|h| crate::known::key(d, h)).collect(),
+        None => Vec::new(),
+    }
+}
+
+/// Keeps `hrefs` (resolved against `base`) at `depth` in the crawl's edge,
+/// those the scope, patterns and trap limits admit: the links of a page at
+/// `--max-depth`, for a deeper rerun ([`crate::edge`]). Counted nowhere: the
+/// run does not queue them. Links the frontier is known to have (the cache
+/// of [`crate::known`]) are left out.
+pub fn keep_edge(
+    sh: &Shared,
+    base: Option<&CanonicalUrl>,
+    hrefs: &[String],
+    depth: u32,
+) -> Result<usize, CrawlError> {
+    let Some(edge) = &sh.edge else {
+        return Ok(0);
+    };
+    let cached = sh.known_links.contains_each(&link_keys(base, hrefs));
+    let mut raw: HashSet<&str> = HashSet::with_capacity(hrefs.len());
+    let mut urls = Vec::new();
+    for (i, href) in hrefs.iter().enumerate() {
+        if cached.get(i).copied().unwrap_or(false) || !raw.insert(href.as_str()) {
+            continue;
+        }
+        let Ok(canon) = CanonicalUrl::parse(href, base, &sh.cfg.policy) else {
+            continue;
+        };
+        if matches!(sh.filter.judge(canon.as_url()), Verdict::Admit) {
+            urls.push(canon);
+        }
+    }
+    edge.keep(depth, urls.iter().map(CanonicalUrl::as_str))
+}
+
 /// Queues `hrefs` (resolved against `base`) at `depth` with `meta`; returns
 /// the URLs that were already known.
 pub async fn discover(
@@ -25,11 +65,7 @@ pub async fn discover(
 ) -> Result<Vec<String>, CrawlError> {
     let c = &sh.counters;
     // Links other pages of the same directory had, known to the frontier.
-    let dir = base.and_then(|b| crate::known::base_dir(b.as_url()));
-    let keys: Vec<Option<u128>> = match dir {
-        Some(d) => hrefs.iter().map(|h| crate::known::key(d, h)).collect(),
-        None => Vec::new(),
-    };
+    let keys = link_keys(base, hrefs);
     let cached = sh.known_links.contains_each(&keys);
     // Pages repeat their navigation links: a raw target seen admitted
     // before is a duplicate without paying for canonicalisation again.

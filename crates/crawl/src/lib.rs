@@ -6,6 +6,7 @@ pub mod body_budget;
 pub mod budget;
 pub mod config;
 mod discover;
+pub mod edge;
 mod error;
 pub mod extract;
 pub mod fetch;

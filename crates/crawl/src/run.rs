@@ -63,6 +63,8 @@ pub struct Shared {
     pub parse_slots: Semaphore,
     /// Page links already known to the frontier (see [`crate::known`]).
     pub known_links: crate::known::KnownLinks,
+    /// Links cut by `max_depth`, kept for a deeper rerun (`keep_edge`).
+    pub edge: Option<crate::edge::Edge>,
 }
 
 impl Shared {
@@ -218,9 +220,41 @@ async fn open_shared(cfg: CrawlConfig) -> Result<Arc<Shared>, CrawlError> {
         budget,
         parse_slots: Semaphore::new(std::thread::available_parallelism().map_or(2, |n| n.get())),
         known_links: Default::default(),
+        edge: cfg
+            .keep_edge
+            .then(|| crate::edge::Edge::new(&cfg.state_dir)),
         queue,
         cfg,
     }))
+}
+
+/// Puts the links earlier runs cut at a smaller `--max-depth` that this
+/// run's depth reaches (see [`crate::edge`]).
+async fn replay_edge(sh: &Shared) -> Result<(), CrawlError> {
+    let Some(edge) = &sh.edge else {
+        return Ok(());
+    };
+    let done = edge
+        .replay(sh.cfg.max_depth, |depth, urls| async move {
+            discover(sh, None, &urls, depth, Default::default())
+                .await
+                .map(drop)
+        })
+        .await?;
+    if done.due > 0 {
+        tracing::info!(
+            "{} links that earlier runs found at their --max-depth were put (depths up to {})",
+            done.due,
+            sh.cfg.max_depth
+        );
+    }
+    if done.torn {
+        tracing::info!(
+            "{}: a last line cut short (a write that failed) was dropped",
+            edge.path().display()
+        );
+    }
+    Ok(())
 }
 
 /// The robots.txt outcomes fetched by earlier runs less than 24 h ago, the
@@ -260,6 +294,7 @@ pub async fn crawl(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Summary, C
     };
     let seeds = sh.cfg.seeds.clone();
     discover(&sh, None, &seeds, 0, Default::default()).await?;
+    replay_edge(&sh).await?;
     // After the seeds, so the crawl exists. Whole seconds only: the gates
     // space requests to the millisecond.
     sh.queue
@@ -325,12 +360,14 @@ pub async fn crawl(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Summary, C
     }
     result?;
     flushed?;
-    Ok(Summary::from_counters(
+    let mut summary = Summary::from_counters(
         &sh.counters,
         start,
         &sh.cfg.seen_backend,
         sh.queue.seen_bytes(),
-    ))
+    );
+    summary.edge_links = sh.edge.as_ref().map_or(0, |e| e.entries());
+    Ok(summary)
 }
 
 /// The "wave" while only URLs waiting for a retry are pending: every depth.

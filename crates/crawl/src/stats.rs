@@ -135,6 +135,10 @@ pub struct Summary {
     pub seen_backend: String,
     /// Heap bytes of the seen set.
     pub seen_bytes: u64,
+    /// Links of pages at `--max-depth` kept in the state for a deeper rerun
+    /// (`STATE/edge`, see [`crate::edge`]); printed, not in `--json`.
+    #[serde(skip)]
+    pub edge_links: u64,
 }
 
 impl Summary {
@@ -165,6 +169,7 @@ impl Summary {
             peak_rss_bytes: peak_rss_bytes(),
             seen_backend: seen_backend.to_string(),
             seen_bytes,
+            edge_links: 0,
         }
     }
 }

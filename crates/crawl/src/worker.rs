@@ -15,7 +15,7 @@ use mgz_frontier::{Metadata, UrlRecord};
 use mgz_url::CanonicalUrl;
 use sha2::{Digest, Sha256};
 
-use crate::discover::discover;
+use crate::discover::{discover, keep_edge};
 use crate::fetch::{Fetched, retry_after};
 use crate::queue::is_retrying;
 use crate::robots::Robots;
@@ -305,14 +305,21 @@ async fn page(sh: &Shared, rec: &UrlRecord, resp: Fetched) -> Result<Next, Crawl
         // The row keeps that depth too, as the frontier's record will.
         let depth = sh.queue.effective_depth(rec);
         row.depth = depth;
-        if !nofollow && depth < sh.cfg.max_depth {
+        // Past --max-depth the links are not queued; with a kept state they
+        // are kept for a deeper rerun (`crate::edge`).
+        let follow = depth < sh.cfg.max_depth;
+        if !nofollow && (follow || sh.edge.is_some()) {
             let page_url = CanonicalUrl::parse(&rec.url, None, &sh.cfg.policy).ok();
             let base = ex
                 .base
                 .as_deref()
                 .and_then(|b| CanonicalUrl::parse(b, page_url.as_ref(), &sh.cfg.policy).ok());
             let base = base.or(page_url);
-            discover(sh, base.as_ref(), &ex.links, depth + 1, Metadata::new()).await?;
+            if follow {
+                discover(sh, base.as_ref(), &ex.links, depth + 1, Metadata::new()).await?;
+            } else if let Some(next) = depth.checked_add(1) {
+                keep_edge(sh, base.as_ref(), &ex.links, next)?;
+            }
         }
         fill_keywords(&mut row, ex, noindex);
     }

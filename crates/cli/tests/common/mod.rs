@@ -47,6 +47,22 @@ pub fn sim_crawl_to(server: &SimServer, sim: &SimConfig, dir: &Path, depth: u32)
     c
 }
 
+/// Runs `c` to its end with stdout and stderr captured; fails the test,
+/// showing stderr, when the command fails.
+pub fn run_ok(c: &mut Command) -> std::process::Output {
+    let out = c
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// The `pages` filter of stored HTML pages (what `mgz sim truth` lists).
 pub const HTML_PAGES: &str = "status = 200 AND content_type LIKE 'text/html%'";
 
