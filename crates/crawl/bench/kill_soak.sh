@@ -12,6 +12,8 @@
 #   WARC=1          also write --warc and read it with `warcio index` (the
 #                   venv of .ci/install.sh: MGZ_VENV or <repo>/.venv)
 #   SITEMAPS=1      read robots.txt sitemaps (the truth follows them too)
+#   DEEPEN=1        first crawl to --max-depth 1 to its end, then kill and
+#                   resume at depth 3 (the links kept in STATE/edge)
 #   MGZ=BINARY      (default target/release/mgz)
 # Not for --loose-depth: it may reach a page at more than its least depth,
 # so a depth-3 crawl can miss truth pages by design.
@@ -33,11 +35,12 @@ for r in $(seq "$rounds"); do
   "$mgz" sim truth --max-depth 3 ${SITEMAPS:+--follow-sitemaps} "${web[@]}" | sort > "$d/truth"
   mapfile -t seeds < <("$mgz" sim seeds "${web[@]}")
   run() {
-    exec "$mgz" crawl "${seeds[@]}" --scope any --max-depth 3 --delay 0 --per-host 2 --concurrency 16 \
+    exec "$mgz" crawl "${seeds[@]}" --scope any --max-depth "${depth:-3}" --delay 0 --per-host 2 --concurrency 16 \
       $nosm --allow-private --robots-retries 0 --resolve "*.sim=127.0.0.1:$port" \
       --state "$d/state" --db "$d/pages.db" --json ${WARC:+--warc "$d/crawl.warc"} "$@" > "$d/out" 2> "$d/err"
   }
   k=0
+  if [ -n "${DEEPEN:-}" ]; then depth=1; ( run "$@" ) || echo "  depth-1 run failed"; depth=3; fi
   for _ in $(seq "$kills"); do
     ( run "$@" ) &
     cp=$!
