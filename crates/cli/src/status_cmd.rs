@@ -58,6 +58,11 @@ pub fn run(args: StatusArgs) -> anyhow::Result<ExitCode> {
     println!("queued             {}", totals.queued);
     println!("in flight          {}", totals.in_flight);
     println!("completed          {}", totals.completed);
+    if let Some(kept) = edge_links(&args.state) {
+        println!(
+            "links kept         {kept} (past the last --max-depth: a deeper rerun follows them)"
+        );
+    }
     if args.db.is_some() {
         println!("fetched            {}", totals.fetched);
         for (kind, n) in &totals.errors {
@@ -65,6 +70,21 @@ pub fn run(args: StatusArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The entries of the state's `edge` file (see `mgz_crawl::edge`), or what
+/// is wrong with it; `None` when there is none.
+fn edge_links(state: &std::path::Path) -> Option<String> {
+    let file = std::fs::File::open(state.join(mgz_crawl::edge::FILE)).ok()?;
+    let mut entries = mgz_crawl::edge::Entries::new(std::io::BufReader::new(file));
+    let mut n = 0u64;
+    loop {
+        match entries.next_entry() {
+            Ok(Some(_)) => n += 1,
+            Ok(None) => return (n > 0).then(|| n.to_string()),
+            Err(e) => return Some(format!("{n}, then a damaged file: {e}")),
+        }
+    }
 }
 
 /// Responses that are not 2xx/3xx, by class (`http_4xx`, `http_5xx`, `failed`).
@@ -93,5 +113,23 @@ mod tests {
         assert_eq!(e["http_5xx"], 1);
         assert_eq!(e["failed"], 2);
         assert_eq!(e.len(), 3);
+    }
+
+    #[test]
+    fn edge_links_are_counted_and_damage_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(mgz_crawl::edge::FILE);
+        assert_eq!(edge_links(dir.path()), None);
+        std::fs::write(&path, "mgz-edge 1\n").unwrap();
+        assert_eq!(edge_links(dir.path()), None);
+        std::fs::write(
+            &path,
+            "mgz-edge 1\n4 http://a.test/\n4 http://b.test/\n4 http://c",
+        )
+        .unwrap();
+        assert_eq!(edge_links(dir.path()).as_deref(), Some("2"));
+        std::fs::write(&path, "mgz-edge 1\n4 http://a.test/\nfour http://b.test/\n").unwrap();
+        let got = edge_links(dir.path()).unwrap();
+        assert!(got.starts_with("1, then a damaged file: line 3"), "{got}");
     }
 }
