@@ -35,7 +35,8 @@
 //!   page was not stored, see above); any other line that is not an entry
 //!   stops the crawl with [`CrawlError::State`] and leaves the file as it is.
 //! - A URL is written once per file and depth: the kept entries and this
-//!   run's are remembered in a [`FingerprintSet`] (about 5 bytes an entry,
+//!   run's are remembered in a [`FingerprintSet`] (5.2–5.7 bytes an entry,
+//!   measured,
 //!   2^-36 false positives per lookup, the frontier's default bound: such a
 //!   link would not be kept).
 //!
@@ -77,8 +78,6 @@ struct Inner {
     urls: FingerprintSet,
     /// Entries in the file.
     entries: u64,
-    /// Entries this run wrote.
-    written: u64,
 }
 
 /// What [`Edge::replay`] did.
@@ -105,7 +104,6 @@ impl Edge {
                 file: None,
                 urls: set(),
                 entries: 0,
-                written: 0,
             }),
         }
     }
@@ -124,12 +122,8 @@ impl Edge {
         self.lock().entries
     }
 
-    /// Entries this run wrote.
-    pub fn written(&self) -> u64 {
-        self.lock().written
-    }
-
-    /// Heap bytes of the set of URLs in the file.
+    /// Heap bytes of the set of URLs in the file (measured 5.2 B an entry
+    /// at 100,000 entries, 5.7 at 1,000,000: `tests.rs`).
     pub fn heap_bytes(&self) -> usize {
         self.lock().urls.heap_bytes()
     }
@@ -176,6 +170,7 @@ impl Edge {
         let mut done = Replayed::default();
         let mut chunk: Vec<String> = Vec::new();
         let mut chunk_depth = 0;
+        let mut key = Vec::new();
         while let Some((depth, url)) = entries.next_entry().map_err(bad)? {
             if depth <= max_depth {
                 if !chunk.is_empty() && (chunk_depth != depth || chunk.len() >= CHUNK) {
@@ -187,7 +182,7 @@ impl Edge {
                 continue;
             }
             let mut inner = self.lock();
-            if inner.urls.insert(&set_key(depth, &url)) {
+            if inner.urls.insert(set_key(&mut key, depth, &url)) {
                 writeln!(out, "{depth} {url}").map_err(write_err)?;
                 inner.entries += 1;
                 done.kept += 1;
@@ -222,14 +217,13 @@ impl Edge {
         }
         let head = buf.len();
         let mut n = 0;
+        let mut key = Vec::new();
         for url in urls {
-            if !is_entry_url(url) || !inner.urls.insert(&set_key(depth, url)) {
+            if !is_entry_url(url) || !inner.urls.insert(set_key(&mut key, depth, url)) {
                 continue;
             }
-            buf.extend_from_slice(depth.to_string().as_bytes());
-            buf.push(b' ');
-            buf.extend_from_slice(url.as_bytes());
-            buf.push(b'\n');
+            // Writing to a Vec cannot fail.
+            let _ = writeln!(buf, "{depth} {url}");
             n += 1;
         }
         if buf.len() == head {
@@ -248,7 +242,6 @@ impl Edge {
         let f = inner.file.as_mut().expect("opened above");
         f.write_all(&buf).map_err(bad)?;
         inner.entries += n as u64;
-        inner.written += n as u64;
         Ok(n)
     }
 }
@@ -256,12 +249,12 @@ impl Edge {
 /// The key of an entry in [`Inner::urls`]: the URL at its depth, so a URL
 /// kept deeper by one run and shallower by a later one (a smaller
 /// `--max-depth`, then a larger) is written at both and put at the least
-/// depth a run reaches.
-fn set_key(depth: u32, url: &str) -> Vec<u8> {
-    let mut k = Vec::with_capacity(4 + url.len());
-    k.extend_from_slice(&depth.to_le_bytes());
-    k.extend_from_slice(url.as_bytes());
-    k
+/// depth a run reaches. Built in `buf`, reused from key to key.
+fn set_key<'a>(buf: &'a mut Vec<u8>, depth: u32, url: &str) -> &'a [u8] {
+    buf.clear();
+    buf.extend_from_slice(&depth.to_le_bytes());
+    buf.extend_from_slice(url.as_bytes());
+    buf
 }
 
 /// A URL an entry can hold: not empty, no spaces or control characters

@@ -38,7 +38,7 @@ fn links_kept_at_one_depth_are_handed_out_by_a_deeper_run_and_the_file_goes() {
     assert_eq!(edge.keep(3, urls.iter().map(String::as_str)).unwrap(), 10);
     // A page repeating links writes nothing new.
     assert_eq!(edge.keep(3, urls.iter().map(String::as_str)).unwrap(), 0);
-    assert_eq!((edge.entries(), edge.written()), (10, 10));
+    assert_eq!(edge.entries(), 10);
     let text = std::fs::read_to_string(dir.path().join(FILE)).unwrap();
     assert!(
         text.starts_with("mgz-edge 1\n3 http://h0.test/p/0\n"),
@@ -297,4 +297,21 @@ proptest::proptest! {
             }
         }
     }
+}
+
+#[test]
+fn the_set_of_kept_urls_costs_a_few_bytes_an_entry() {
+    // Measured: 5.2 B an entry at 100,000 entries, 5.7 at 1,000,000.
+    let dir = tempfile::tempdir().unwrap();
+    let edge = Edge::new(dir.path());
+    let n = 100_000;
+    let urls: Vec<String> = (0..n)
+        .map(|i| format!("http://m{}.test/q/{i}", i % 97))
+        .collect();
+    for page in urls.chunks(50) {
+        edge.keep(3, page.iter().map(String::as_str)).unwrap();
+    }
+    assert_eq!(edge.entries(), n as u64);
+    let per_entry = edge.heap_bytes() as f64 / n as f64;
+    assert!(per_entry < 7.0, "{per_entry:.2} B an entry");
 }
