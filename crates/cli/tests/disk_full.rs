@@ -125,7 +125,7 @@ fn a_full_disk_stops_the_crawl_with_its_cause_and_resume_completes_it() {
         let last = err.lines().rfind(|l| l.starts_with("mgz: error")).unwrap();
         assert!(
             names_full_disk(last),
-            "stop {stops} at {mib} MiB hides its cause: {last}"
+            "stop {stops} at {mib} MiB hides its cause: {last}\nits log:\n{err}"
         );
     }
     eprintln!("{stops} disk-full stops before the resume with room");

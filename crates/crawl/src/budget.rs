@@ -94,17 +94,7 @@ impl Budget {
 /// The count a budget file holds: decimal digits and an optional newline,
 /// at most 63 bytes (what [`Budget`] writes is `"{count}\n"`).
 pub fn parse_count(bytes: &[u8]) -> Result<u64, String> {
-    if bytes.len() as u64 >= MAX_FILE {
-        return Err(format!("longer than {} bytes", MAX_FILE - 1));
-    }
-    let text = std::str::from_utf8(bytes).map_err(|_| "not text".to_string())?;
-    let digits = text.strip_suffix('\n').unwrap_or(text);
-    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!("not a count of responses: {text:?}"));
-    }
-    digits
-        .parse()
-        .map_err(|_| format!("count out of range: {digits}"))
+    state_file::parse_number(bytes, MAX_FILE, "a count of responses")
 }
 
 #[cfg(test)]

@@ -9,6 +9,11 @@
 //! domain` its registrable domain ([`crate::run::Shared::politeness_unit`]),
 //! so that all hosts of one domain share one gate.
 //!
+//! A rerun of a crawl starts its gates at a floor ([`Gates::resuming`],
+//! from [`crate::pace`]): a gate made before one delay past the floor has
+//! passed has its first slot there, so the first request a host sees from
+//! the rerun comes at least its delay after the last one of the run before.
+//!
 //! Memory: bounded by the hosts recently served, not by every host the crawl
 //! has met. A gate is a 32-byte entry (`(u64, Slot)`, keyed by the xxh3 hash
 //! of the unit: two units whose 64-bit hashes collide share one gate, which
@@ -48,6 +53,8 @@ struct Inner {
     sweep_at: usize,
     /// Every unit that ever had a gate.
     seen: FingerprintSet,
+    /// A new gate's first slot is no sooner than this plus its delay.
+    floor: Option<Instant>,
 }
 
 /// Gates for all hosts.
@@ -79,10 +86,14 @@ impl Inner {
             }
         }
         let seen = &mut self.seen;
+        let first = match self.floor {
+            Some(f) => now.max(f + Duration::from_millis(default_ms)),
+            None => now,
+        };
         self.slots.entry(key(unit)).or_insert_with(|| {
             seen.insert(unit.as_bytes());
             Slot {
-                next: now,
+                next: first,
                 delay_ms: default_ms,
             }
         })
@@ -92,6 +103,13 @@ impl Inner {
 impl Gates {
     /// Gates with `default_delay` between requests to one host.
     pub fn new(default_delay: Duration) -> Gates {
+        Gates::resuming(default_delay, None)
+    }
+
+    /// [`Gates::new`] for a crawl whose earlier requests may have gone on
+    /// until `floor`: each host's first slot is one delay (its own, once
+    /// raised) after it.
+    pub fn resuming(default_delay: Duration, floor: Option<Instant>) -> Gates {
         Gates {
             default_ms: millis(default_delay),
             inner: Mutex::new(Inner {
@@ -99,6 +117,7 @@ impl Gates {
                 sweep_at: MIN_SWEEP,
                 seen: FingerprintSet::new(1 << 16, DEFAULT_EPSILON)
                     .expect("a valid constant capacity and rate"),
+                floor,
             }),
         }
     }
@@ -226,6 +245,28 @@ mod tests {
         assert_eq!(g.hosts(), 5 * MIN_SWEEP + 1);
         g.done("h0");
         assert_eq!(g.hosts(), 5 * MIN_SWEEP + 1);
+    }
+
+    #[test]
+    fn a_resumed_crawls_first_slots_wait_one_delay_past_the_floor() {
+        // The floor is the earlier run's last request, up to now.
+        let floor = Instant::now() - Duration::from_millis(100);
+        let g = Gates::resuming(Duration::from_millis(300), Some(floor));
+        let a1 = g.reserve("a");
+        assert_eq!(a1, floor + Duration::from_millis(300));
+        assert!(g.reserve("a") - a1 >= Duration::from_millis(300));
+        // A delay raised by robots.txt counts from the floor too.
+        g.raise_delay("slow", Duration::from_millis(900));
+        assert_eq!(g.reserve("slow"), floor + Duration::from_millis(900));
+        // Without a default delay, only raised gates wait.
+        let z = Gates::resuming(Duration::ZERO, Some(floor));
+        let before = Instant::now();
+        assert!(z.reserve("b") <= Instant::now().max(before));
+        // A floor more than a delay ago holds nothing back.
+        let old = Instant::now() - Duration::from_millis(400);
+        let o = Gates::resuming(Duration::from_millis(300), Some(old));
+        let c = o.reserve("c");
+        assert!(c <= Instant::now() && c > old + Duration::from_millis(300));
     }
 
     #[test]

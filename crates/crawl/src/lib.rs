@@ -14,6 +14,7 @@ pub mod gate;
 pub mod health;
 pub mod known;
 pub mod net;
+pub mod pace;
 pub mod pinned;
 mod progress;
 pub mod queue;

@@ -59,6 +59,8 @@ pub struct Shared {
     pub counters: Counters,
     /// Page responses of earlier runs (`--max-pages` spans every run).
     pub budget: crate::budget::Budget,
+    /// When the last request of this crawl may have been (see [`crate::pace`]).
+    pub pace: crate::pace::Pace,
     /// Pages parsed at once (one per core).
     pub parse_slots: Semaphore,
     /// Page links already known to the frontier (see [`crate::known`]).
@@ -87,8 +89,10 @@ impl Shared {
     ) -> Result<crate::fetch::Fetched, CrawlError> {
         let unit = self.politeness_unit(host);
         self.gates.wait(unit).await;
+        let in_flight = self.pace.start();
         let result = self.fetcher.get_capped(url, cap).await;
         self.gates.done(unit);
+        drop(in_flight);
         result
     }
 
@@ -158,6 +162,7 @@ async fn open_shared(cfg: CrawlConfig) -> Result<Arc<Shared>, CrawlError> {
     })?;
     // First: a damaged state file stops the crawl before anything is opened.
     let budget = crate::budget::Budget::open(&cfg.state_dir)?;
+    let pace = crate::pace::Pace::open(&cfg.state_dir)?;
     crate::pinned::check_policy(&cfg.state_dir, &cfg.policy)?;
     // Process-crash durability (a write reaches the OS before it is
     // acknowledged), the same guarantee as the SQLite store in WAL/NORMAL:
@@ -198,7 +203,7 @@ async fn open_shared(cfg: CrawlConfig) -> Result<Arc<Shared>, CrawlError> {
         Some(p) => Some(WarcWriter::open(p, &cfg.fetch.user_agent)?),
         None => None,
     };
-    let gates = Gates::new(cfg.delay);
+    let gates = Gates::resuming(cfg.delay, gate_floor(&pace));
     let robots = remembered_robots(
         &robots_store,
         &gates,
@@ -218,6 +223,7 @@ async fn open_shared(cfg: CrawlConfig) -> Result<Arc<Shared>, CrawlError> {
         warc,
         counters: Counters::default(),
         budget,
+        pace,
         parse_slots: Semaphore::new(std::thread::available_parallelism().map_or(2, |n| n.get())),
         known_links: Default::default(),
         edge: cfg
@@ -226,6 +232,14 @@ async fn open_shared(cfg: CrawlConfig) -> Result<Arc<Shared>, CrawlError> {
         queue,
         cfg,
     }))
+}
+
+/// The gates' floor: the bound an earlier run left on its last request
+/// (see [`crate::pace`]) as an `Instant`, `None` when it is long past.
+fn gate_floor(pace: &crate::pace::Pace) -> Option<Instant> {
+    let now = std::time::SystemTime::now();
+    let ago = now.duration_since(pace.floor(now)?).ok()?;
+    Instant::now().checked_sub(ago)
 }
 
 /// Puts the links earlier runs cut at a smaller `--max-depth` that this
@@ -317,7 +331,13 @@ pub async fn crawl(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Summary, C
             sh.cfg.state_dir.display()
         );
     }
+    let ticker = {
+        let sh = sh.clone();
+        tokio::spawn(async move { sh.pace.tick_forever().await })
+    };
     let result = dispatch(&sh, &stop).await;
+    ticker.abort();
+    sh.pace.finish();
     let deeper = sh
         .queue
         .pending()

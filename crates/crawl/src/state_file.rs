@@ -1,5 +1,5 @@
 //! Reading and replacing the crawl's small state files (`STATE/responses`,
-//! `STATE/policy`): a capped read that names the file in its errors, and a
+//! `STATE/policy`, `STATE/last-request`): a capped read that names the file in its errors, and a
 //! replacement written beside the file and renamed over it, so a kill
 //! leaves the old content or the new, never a torn file.
 
@@ -51,4 +51,20 @@ pub fn replace(path: &Path, bytes: &[u8], sync: bool) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// The number a one-number state file holds: decimal digits and an
+/// optional newline, shorter than `max` bytes; `what` names it in errors.
+pub fn parse_number(bytes: &[u8], max: u64, what: &str) -> Result<u64, String> {
+    if bytes.len() as u64 >= max {
+        return Err(format!("longer than {} bytes", max - 1));
+    }
+    let text = std::str::from_utf8(bytes).map_err(|_| "not text".to_string())?;
+    let digits = text.strip_suffix('\n').unwrap_or(text);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("not {what}: {text:?}"));
+    }
+    digits
+        .parse()
+        .map_err(|_| format!("out of range: {digits}"))
 }

@@ -33,10 +33,23 @@ pub fn sim_crawl(server: &SimServer, sim: &SimConfig, dir: &Path) -> Command {
 
 /// [`sim_crawl`] to depth `depth`.
 pub fn sim_crawl_to(server: &SimServer, sim: &SimConfig, dir: &Path, depth: u32) -> Command {
+    sim_crawl_paced(server, sim, dir, depth, 0, 2)
+}
+
+/// [`sim_crawl_to`] with `--delay delay_ms` and `--per-host per_host`.
+pub fn sim_crawl_paced(
+    server: &SimServer,
+    sim: &SimConfig,
+    dir: &Path,
+    depth: u32,
+    delay_ms: u64,
+    per_host: u32,
+) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_mgz"));
-    c.args(["crawl", "--scope", "any", "--delay", "0"])
+    c.args(["crawl", "--scope", "any", "--delay", &delay_ms.to_string()])
         .args(["--max-depth", &depth.to_string()])
-        .args(["--per-host", "2", "--concurrency", &CONCURRENCY.to_string()])
+        .args(["--per-host", &per_host.to_string()])
+        .args(["--concurrency", &CONCURRENCY.to_string()])
         .args(["--no-sitemaps", "--allow-private", "--json"])
         .args(["--robots-retries", "0", "--resolve", &server.resolve_spec()])
         .arg("--state")

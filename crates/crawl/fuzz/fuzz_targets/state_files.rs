@@ -1,12 +1,16 @@
 #![no_main]
-//! The crawl's state files (`STATE/responses`, `STATE/policy`, `STATE/edge`)
+//! The crawl's state files (`STATE/responses`, `STATE/policy`, `STATE/edge`,
+//! `STATE/last-request`)
 //! on any bytes: an answer, never a panic; what parses is what writing it
 //! back would give.
-use mgz_crawl::{budget, edge, pinned};
+use mgz_crawl::{budget, edge, pace, pinned};
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
     if let Ok(n) = budget::parse_count(data) {
         assert_eq!(budget::parse_count(format!("{n}\n").as_bytes()), Ok(n));
+    }
+    if let Ok(t) = pace::parse_bound(data) {
+        assert_eq!(pace::parse_bound(format!("{t}\n").as_bytes()), Ok(t));
     }
     if let Ok(p) = pinned::parse_policy(data) {
         let text = pinned::format(&p);
