@@ -96,6 +96,11 @@ pub struct CrawlArgs {
     /// (--warc) and link graphs.
     #[arg(long)]
     pub no_text: bool,
+    /// Store each page's outgoing links in the database's `links` table
+    /// (src, dst: canonical URLs), for link graphs; pages marked nofollow
+    /// record none.
+    #[arg(long)]
+    pub links: bool,
     /// Also read /sitemap.xml of every host.
     #[arg(long, conflicts_with = "no_sitemaps")]
     pub sitemaps: bool,
@@ -216,6 +221,7 @@ pub fn config(args: &CrawlArgs, state_dir: PathBuf) -> anyhow::Result<CrawlConfi
         seen_backend: args.seen.clone(),
         ignore_robots: args.ignore_robots,
         keep_text: !args.no_text,
+        store_links: args.links,
         strict_depth: !args.loose_depth,
         robots_retry: Duration::from_secs(args.robots_retry),
         robots_retries: args.robots_retries,
@@ -506,6 +512,7 @@ mod tests {
         assert_eq!(default.max_host_failures, 10);
         assert_eq!(default.max_retry_wait, Duration::from_secs(600));
         assert!(default.keep_text);
+        assert!(!default.store_links);
         let set = parse(&[
             "mgz",
             "http://a.test/",
@@ -514,10 +521,12 @@ mod tests {
             "--max-retry-wait",
             "5",
             "--no-text",
+            "--links",
             "--proxy",
             "http://proxy.example:3128",
         ]);
         assert!(!set.keep_text);
+        assert!(set.store_links);
         assert_eq!(default.fetch.proxy, None);
         assert_eq!(
             set.fetch.proxy.as_deref(),

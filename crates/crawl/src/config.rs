@@ -75,6 +75,10 @@ pub struct CrawlConfig {
     /// the page with its tag scanner; see [`crate::extract::extract_with`]),
     /// for archiving (`--warc`) and link-graph crawls.
     pub keep_text: bool,
+    /// Store each HTML page's outgoing links (canonical, one row per
+    /// distinct target) in the `links` table, in the page's transaction
+    /// (see [`crate::store`]). Pages marked `nofollow` record none.
+    pub store_links: bool,
     /// Which sitemaps are read.
     pub sitemaps: Sitemaps,
     /// How long to wait before asking an unreachable robots.txt again.
@@ -136,6 +140,7 @@ impl Default for CrawlConfig {
             fetch: FetchConfig::default(),
             ignore_robots: false,
             keep_text: true,
+            store_links: false,
             sitemaps: Sitemaps::Robots,
             robots_retry: Duration::from_secs(60),
             robots_retries: 2,

@@ -6,8 +6,17 @@
 //! pages_fts(title, description, keywords, text)  external content = pages,
 //!                                                 rowid = pages.rowid
 //! fts_state(indexed_upto)                         last pages.rowid indexed
+//! links(src, dst) PK (src, dst), WITHOUT ROWID     a page's outgoing links
 //! PRAGMA user_version = FORMAT (2)
 //! ```
+//! `links` is filled only by crawls run with `--links`
+//! ([`crate::CrawlConfig::store_links`]): one row per distinct canonical
+//! target of a stored HTML page (`src` = the page's `pages.url`), written in
+//! the transaction of the page's row, so a page stored has all its links and
+//! a refetch adds no duplicate. Ordered by `src`: a page's links are one
+//! range; `dst` is not indexed (`CREATE INDEX links_dst ON links(dst)` makes
+//! "who links here" fast). The table was added in session 48 without a
+//! format change: opening an older database creates it empty.
 //! One row per fetched URL: pages (2xx), redirect hops (3xx, `final_url` =
 //! the `Location` target, so a chain is followed row to row), errors. Only
 //! indexable HTML pages carry `text` and get an FTS entry; the text is kept
@@ -70,6 +79,8 @@ CREATE TABLE IF NOT EXISTS pages(
 CREATE VIRTUAL TABLE IF NOT EXISTS pages_fts USING fts5(title, description, keywords, text,
   content='pages', content_rowid='rowid');
 CREATE TABLE IF NOT EXISTS fts_state(id INTEGER PRIMARY KEY CHECK (id = 1), indexed_upto INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS links(src TEXT NOT NULL, dst TEXT NOT NULL, PRIMARY KEY (src, dst))
+  WITHOUT ROWID;
 INSERT OR IGNORE INTO fts_state VALUES (1, 0);
 ";
 
@@ -102,6 +113,9 @@ pub struct PageRow {
     pub error: Option<String>,
     /// Visible text for FTS; `None` = not indexed.
     pub text: Option<String>,
+    /// Outgoing links (canonical URLs) for the `links` table; empty unless
+    /// the crawl stores links.
+    pub links: Vec<String>,
 }
 
 fn open(path: &Path) -> Result<Connection, CrawlError> {
@@ -142,6 +156,12 @@ fn insert(tx: &rusqlite::Transaction<'_>, r: &PageRow) -> Result<(), rusqlite::E
         r.error,
         r.text
     ])?;
+    if !r.links.is_empty() {
+        let mut st = tx.prepare_cached("INSERT OR IGNORE INTO links VALUES (?1, ?2)")?;
+        for dst in &r.links {
+            st.execute(params![r.url, dst])?;
+        }
+    }
     Ok(())
 }
 
@@ -536,5 +556,56 @@ pub(crate) mod tests {
         assert!(
             matches!(search(&db, "heron", 1), Err(CrawlError::Config(m)) if m.contains("format 1"))
         );
+    }
+
+    fn link_rows(db: &Path) -> Vec<(String, String)> {
+        let c = Connection::open(db).unwrap();
+        let mut st = c.prepare("SELECT src, dst FROM links").unwrap();
+        st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_pages_links_are_stored_with_it_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("c.db");
+        // A database made before the links table: opening adds it, empty.
+        {
+            let c = Connection::open(&db).unwrap();
+            c.execute_batch(&SCHEMA.replace(
+                "CREATE TABLE IF NOT EXISTS links(src TEXT NOT NULL, dst TEXT NOT NULL, \
+                 PRIMARY KEY (src, dst))\n  WITHOUT ROWID;",
+                "",
+            ))
+            .unwrap();
+            c.execute_batch(&format!("PRAGMA user_version = {FORMAT}"))
+                .unwrap();
+            let has: i64 = c
+                .query_row(
+                    "SELECT count(*) FROM sqlite_master WHERE name = 'links'",
+                    [],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            assert_eq!(has, 0, "the old schema has no links table");
+        }
+        let s = Store::open(&db).unwrap();
+        let mut page = row("http://a/1", "One", "text");
+        page.links = vec!["http://a/2".into(), "http://b/".into()];
+        s.store(page.clone()).await.unwrap();
+        // Stored again (a refetch after a kill): no duplicate link.
+        page.links.push("http://c/".into());
+        s.store(page).await.unwrap();
+        s.store(row("http://a/2", "Two", "no links")).await.unwrap();
+        s.flush().await.unwrap();
+        let mut got = link_rows(&db);
+        got.sort();
+        let want: Vec<(String, String)> = ["http://a/2", "http://b/", "http://c/"]
+            .iter()
+            .map(|d| ("http://a/1".to_string(), d.to_string()))
+            .collect();
+        assert_eq!(got, want);
     }
 }

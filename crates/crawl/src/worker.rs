@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mgz_frontier::{Metadata, UrlRecord};
-use mgz_url::CanonicalUrl;
+use mgz_url::{CanonicalUrl, Policy};
 use sha2::{Digest, Sha256};
 
 use crate::discover::{discover, keep_edge};
@@ -308,13 +308,16 @@ async fn page(sh: &Shared, rec: &UrlRecord, resp: Fetched) -> Result<Next, Crawl
         // Past --max-depth the links are not queued; with a kept state they
         // are kept for a deeper rerun (`crate::edge`).
         let follow = depth < sh.cfg.max_depth;
-        if !nofollow && (follow || sh.edge.is_some()) {
+        if !nofollow && (follow || sh.edge.is_some() || sh.cfg.store_links) {
             let page_url = CanonicalUrl::parse(&rec.url, None, &sh.cfg.policy).ok();
             let base = ex
                 .base
                 .as_deref()
                 .and_then(|b| CanonicalUrl::parse(b, page_url.as_ref(), &sh.cfg.policy).ok());
             let base = base.or(page_url);
+            if sh.cfg.store_links {
+                row.links = link_targets(base.as_ref(), &ex.links, &sh.cfg.policy);
+            }
             if follow {
                 discover(sh, base.as_ref(), &ex.links, depth + 1, Metadata::new()).await?;
             } else if let Some(next) = depth.checked_add(1) {
@@ -326,6 +329,19 @@ async fn page(sh: &Shared, rec: &UrlRecord, resp: Fetched) -> Result<Next, Crawl
     sh.store.store(row).await?;
     Counters::bump(&sh.counters.pages_stored);
     Ok(Next::Complete)
+}
+
+/// The distinct canonical targets of `hrefs` against `base`, in page
+/// order (those that do not parse or canonicalise are left out); the rows
+/// of the `links` table (`--links`).
+fn link_targets(base: Option<&CanonicalUrl>, hrefs: &[String], policy: &Policy) -> Vec<String> {
+    let mut seen = std::collections::HashSet::with_capacity(hrefs.len());
+    hrefs
+        .iter()
+        .filter_map(|h| CanonicalUrl::parse(h, base, policy).ok())
+        .map(|u| u.as_str().to_string())
+        .filter(|u| seen.insert(u.clone()))
+        .collect()
 }
 
 /// Bodies up to this size are parsed on the task's own thread (well under a

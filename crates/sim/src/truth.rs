@@ -113,6 +113,37 @@ impl Sim {
         }
         walk.pages.into_iter().collect()
     }
+
+    /// The links of the HTML page at `url`, from its model (no HTML
+    /// parsing): each anchor resolved against the page's `<base href>` (or
+    /// the page) and canonicalised with the safe policy, distinct and
+    /// sorted; empty for a page marked `nofollow`. What a crawler that
+    /// records a page's outgoing links and honours `nofollow` stores.
+    /// `None` when `url` is not an HTML page of this web.
+    pub fn page_links(&self, url: &str) -> Option<Vec<String>> {
+        let policy = Policy::safe();
+        let url = CanonicalUrl::parse(url, None, &policy).ok()?;
+        let hi = self.world.lookup(url.host())?;
+        let parsed = url::Url::parse(url.as_str()).ok()?;
+        let Resource::Html(html) = route(&self.world, hi, parsed.path(), parsed.query()) else {
+            return None;
+        };
+        if html.nofollow {
+            return Some(Vec::new());
+        }
+        let base = html
+            .base
+            .as_deref()
+            .and_then(|b| CanonicalUrl::parse(b, Some(&url), &policy).ok());
+        let base = base.as_ref().unwrap_or(&url);
+        let links: BTreeSet<String> = html
+            .anchors
+            .iter()
+            .filter_map(|href| CanonicalUrl::parse(href, Some(base), &policy).ok())
+            .map(|u| u.as_str().to_string())
+            .collect();
+        Some(links.into_iter().collect())
+    }
 }
 
 impl Walk<'_> {
