@@ -10,7 +10,11 @@
 //! The store's first error is also kept ([`first_store_error`]): when one of
 //! fjall's workers fails (a table that cannot be written on a full disk),
 //! fjall logs the cause and then refuses every write with a bare
-//! "poisoned"; the command's last line names the cause from here.
+//! "poisoned"; the command's last line names the cause from here. The
+//! frontier's own background writes (moving the discovery log, sealing a
+//! segment) log their failures at error level too: fjall poisons itself
+//! on some failed writes without logging them (a journal append, a clear),
+//! and no caller waits for those writes to report the cause.
 
 use std::sync::Mutex;
 
@@ -45,9 +49,10 @@ pub fn first_store_error() -> Option<String> {
         .clone()
 }
 
-/// Whether events of `target` come from the store's crates.
+/// Whether events of `target` come from the store's crates (fjall, its
+/// LSM trees, and the frontier on them).
 fn is_store(target: &str) -> bool {
-    ["fjall", "lsm_tree"].iter().any(|c| {
+    ["fjall", "lsm_tree", "mgz_frontier"].iter().any(|c| {
         (target.strip_prefix(c)).is_some_and(|rest| rest.is_empty() || rest.starts_with("::"))
     })
 }
@@ -97,7 +102,9 @@ mod tests {
         assert!(is_store("fjall::worker_pool"));
         assert!(is_store("lsm_tree::compaction"));
         assert!(!is_store("fjallish"));
+        assert!(is_store("mgz_frontier::dlog"));
         assert!(!is_store("mgz_crawl::run"));
+        assert!(!is_store("mgz_frontiers"));
     }
 
     /// The first store error is kept, later ones and other targets are not.

@@ -358,7 +358,7 @@ impl Store {
             if (!running || st.bytes >= limit.saturating_mul(MAX_BEHIND))
                 && let Err(e) = self.switch(&mut st)
             {
-                tracing::warn!(error = %e, "moving the discovery log into its segments failed");
+                tracing::error!("moving the discovery log into its segments failed: {e}");
             }
         }
         Ok(out)
@@ -557,7 +557,7 @@ impl Drop for Store {
     /// gone.
     fn drop(&mut self) {
         if let Err(e) = Self::join_mover(&mut self.dlog_state()) {
-            tracing::warn!(error = %e, "moving the discovery log into its segments failed");
+            tracing::error!("moving the discovery log into its segments failed: {e}");
         }
     }
 }

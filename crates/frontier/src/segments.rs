@@ -237,7 +237,7 @@ impl Segments {
         // fjall 3.1 marks `rotate_memtable` as hidden API; it is the public
         // way to seal one keyspace's memtable without waiting for its flush.
         if let Err(e) = s.ks.rotate_memtable() {
-            tracing::warn!(segment = seg, error = %e, "sealing a segment's memtable failed");
+            tracing::error!("sealing the memtable of segment {seg} failed: {e}");
         }
     }
 }
