@@ -93,7 +93,7 @@ pub struct CrawlArgs {
     /// Keep no visible text: store links, title and meta tags only (an
     /// empty text column, no top terms; `mgz search` matches title,
     /// description and meta keywords). About half the CPU per page: for archiving
-    /// (--warc) and link graphs.
+    /// (--warc) and link graphs (with --links).
     #[arg(long)]
     pub no_text: bool,
     /// Store each page's outgoing links in the database's `links` table

@@ -63,6 +63,9 @@ pub fn run(args: StatusArgs) -> anyhow::Result<ExitCode> {
             "links kept         {kept} (past the last --max-depth: a deeper rerun follows them)"
         );
     }
+    if let Some(when) = last_request(&args.state, std::time::SystemTime::now()) {
+        println!("last request       {when} (a rerun waits each host's delay past it)");
+    }
     if args.db.is_some() {
         println!("fetched            {}", totals.fetched);
         for (kind, n) in &totals.errors {
@@ -83,6 +86,22 @@ fn edge_links(state: &std::path::Path) -> Option<String> {
             Ok(Some(_)) => n += 1,
             Ok(None) => return (n > 0).then(|| n.to_string()),
             Err(e) => return Some(format!("{n}, then a damaged file: {e}")),
+        }
+    }
+}
+
+/// How long ago, from `now`, the crawl's last request may have been (its
+/// `last-request` bound, see `mgz_crawl::pace`), or what is wrong with the
+/// file; `None` when there is none.
+fn last_request(state: &std::path::Path, now: std::time::SystemTime) -> Option<String> {
+    match mgz_crawl::pace::Pace::open(state) {
+        Err(e) => Some(format!("unknown: {e}")),
+        Ok(p) => {
+            let t = p.earlier()?;
+            Some(match now.duration_since(t) {
+                Ok(ago) => format!("{} s ago", ago.as_secs()),
+                Err(ahead) => format!("{} s ahead of this clock", ahead.duration().as_secs()),
+            })
         }
     }
 }
@@ -131,5 +150,26 @@ mod tests {
         std::fs::write(&path, "mgz-edge 1\n4 http://a.test/\nfour http://b.test/\n").unwrap();
         let got = edge_links(dir.path()).unwrap();
         assert!(got.starts_with("1, then a damaged file: line 3"), "{got}");
+    }
+
+    #[test]
+    fn the_last_request_is_told_in_seconds_and_damage_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let now = std::time::UNIX_EPOCH + std::time::Duration::from_millis(1_733_380_010_500);
+        assert_eq!(last_request(dir.path(), now), None);
+        let path = dir.path().join(mgz_crawl::pace::FILE);
+        std::fs::write(&path, "1733380000000\n").unwrap();
+        assert_eq!(last_request(dir.path(), now).as_deref(), Some("10 s ago"));
+        std::fs::write(&path, "1733380070900\n").unwrap();
+        assert_eq!(
+            last_request(dir.path(), now).as_deref(),
+            Some("60 s ahead of this clock")
+        );
+        std::fs::write(&path, "yesterday\n").unwrap();
+        let got = last_request(dir.path(), now).unwrap();
+        assert!(
+            got.starts_with("unknown: ") && got.contains("last-request"),
+            "{got}"
+        );
     }
 }

@@ -73,7 +73,7 @@ pub struct CrawlConfig {
     /// and the text part of `keywords`). Off (`--no-text`): links, title
     /// and meta tags only, at about half the CPU per page (lol_html reads
     /// the page with its tag scanner; see [`crate::extract::extract_with`]),
-    /// for archiving (`--warc`) and link-graph crawls.
+    /// for archiving (`--warc`) and link-graph crawls (`store_links`).
     pub keep_text: bool,
     /// Store each HTML page's outgoing links (canonical, one row per
     /// distinct target) in the `links` table, in the page's transaction
