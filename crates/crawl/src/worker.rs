@@ -331,17 +331,21 @@ async fn page(sh: &Shared, rec: &UrlRecord, resp: Fetched) -> Result<Next, Crawl
     Ok(Next::Complete)
 }
 
-/// The distinct canonical targets of `hrefs` against `base`, in page
-/// order (those that do not parse or canonicalise are left out); the rows
-/// of the `links` table (`--links`).
+/// The distinct canonical targets of `hrefs` against `base`, sorted (those
+/// that do not parse or canonicalise are left out); the rows of the `links`
+/// table (`--links`). A page repeats its navigation links, so a raw target
+/// is canonicalised once.
 fn link_targets(base: Option<&CanonicalUrl>, hrefs: &[String], policy: &Policy) -> Vec<String> {
-    let mut seen = std::collections::HashSet::with_capacity(hrefs.len());
-    hrefs
+    let mut raw = std::collections::HashSet::with_capacity(hrefs.len());
+    let mut out: Vec<String> = hrefs
         .iter()
+        .filter(|h| raw.insert(h.as_str()))
         .filter_map(|h| CanonicalUrl::parse(h, base, policy).ok())
         .map(|u| u.as_str().to_string())
-        .filter(|u| seen.insert(u.clone()))
-        .collect()
+        .collect();
+    out.sort_unstable();
+    out.dedup();
+    out
 }
 
 /// Bodies up to this size are parsed on the task's own thread (well under a

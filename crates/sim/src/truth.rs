@@ -131,19 +131,29 @@ impl Sim {
         if html.nofollow {
             return Some(Vec::new());
         }
-        let base = html
-            .base
-            .as_deref()
-            .and_then(|b| CanonicalUrl::parse(b, Some(&url), &policy).ok());
-        let base = base.as_ref().unwrap_or(&url);
-        let links: BTreeSet<String> = html
-            .anchors
-            .iter()
-            .filter_map(|href| CanonicalUrl::parse(href, Some(base), &policy).ok())
+        let links: BTreeSet<String> = anchor_targets(&html, &url, &policy)
             .map(|u| u.as_str().to_string())
             .collect();
         Some(links.into_iter().collect())
     }
+}
+
+/// The canonical targets of `html`'s anchors on the page at `url`, resolved
+/// against its `<base href>` (or the page); anchors that do not parse are
+/// left out.
+fn anchor_targets<'a>(
+    html: &'a Html,
+    url: &CanonicalUrl,
+    policy: &'a Policy,
+) -> impl Iterator<Item = CanonicalUrl> + 'a {
+    let base = html
+        .base
+        .as_deref()
+        .and_then(|b| CanonicalUrl::parse(b, Some(url), policy).ok())
+        .unwrap_or_else(|| url.clone());
+    html.anchors
+        .iter()
+        .filter_map(move |href| CanonicalUrl::parse(href, Some(&base), policy).ok())
 }
 
 impl Walk<'_> {
@@ -201,15 +211,9 @@ impl Walk<'_> {
         if html.nofollow || d >= self.opts.max_depth {
             return;
         }
-        let base = html
-            .base
-            .as_deref()
-            .and_then(|b| CanonicalUrl::parse(b, Some(url), &self.policy).ok());
-        let base = base.as_ref().unwrap_or(url);
-        for href in &html.anchors {
-            if let Ok(target) = CanonicalUrl::parse(href, Some(base), &self.policy) {
-                self.push(target, d + 1, false);
-            }
+        let targets: Vec<CanonicalUrl> = anchor_targets(html, url, &self.policy).collect();
+        for target in targets {
+            self.push(target, d + 1, false);
         }
     }
 
