@@ -57,6 +57,11 @@ pub struct CrawlArgs {
     /// Milliseconds between two requests to one host (raised to Crawl-delay).
     #[arg(long, default_value_t = 1000)]
     pub delay: u64,
+    /// After each response, wait at least this times the server's response
+    /// time before the host's next request (at most 30 s; 0: off). A slow
+    /// server is asked less often; --delay 0 turns it off too.
+    #[arg(long, default_value_t = mgz_crawl::gate::DEFAULT_FACTOR, value_name = "F", value_parser = delay_factor)]
+    pub delay_factor: f64,
     /// What --per-host, --delay and a 429/503 back-off apply to: host, or
     /// domain (all hosts of a registrable domain together: a.example.com
     /// and b.example.com share one delay and one in-flight cap).
@@ -163,6 +168,17 @@ pub struct CrawlArgs {
 
 /// `--max-body`: a size of at least 1 KiB (a smaller cap would store
 /// nothing but truncated fragments).
+/// Most `--delay-factor` accepts: past it every slow host waits the cap.
+const MAX_DELAY_FACTOR: f64 = 100.0;
+
+fn delay_factor(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(f) if (0.0..=MAX_DELAY_FACTOR).contains(&f) => Ok(f),
+        Ok(_) => Err(format!("{s:?}: from 0 to {MAX_DELAY_FACTOR}")),
+        Err(e) => Err(format!("{s:?}: {e}")),
+    }
+}
+
 fn body_cap(s: &str) -> Result<u64, String> {
     match crate::size_arg::parse_size(s)? {
         n if n < 1024 => Err(format!("{s:?}: at least 1K")),
@@ -214,6 +230,7 @@ pub fn config(args: &CrawlArgs, state_dir: PathBuf) -> anyhow::Result<CrawlConfi
         concurrency: args.concurrency.max(1),
         per_host: args.per_host.max(1),
         delay: Duration::from_millis(args.delay),
+        delay_factor: args.delay_factor,
         politeness: match args.politeness.as_str() {
             "domain" => mgz_url::QueueKeyKind::RegistrableDomain,
             _ => mgz_url::QueueKeyKind::Host,

@@ -47,3 +47,16 @@ fn a_state_path_that_is_a_file_is_named() {
     );
     assert_eq!(std::fs::read(&state).unwrap(), b"not a directory");
 }
+
+#[test]
+fn a_delay_factor_out_of_range_is_refused_before_anything_is_made() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    for bad in ["-1", "101", "NaN", "inf", "two", ""] {
+        let arg = format!("--delay-factor={bad}");
+        let (ok, err) = crawl(dir.path(), &state, &[&arg, "http://127.0.0.1:9/"]);
+        assert!(!ok, "--delay-factor {bad:?} was taken");
+        assert!(err.contains("--delay-factor"), "{bad:?}: {err}");
+        assert!(!state.exists(), "{bad:?}: the state was made");
+    }
+}

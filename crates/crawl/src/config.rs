@@ -47,6 +47,11 @@ pub struct CrawlConfig {
     pub per_host: u32,
     /// Gap between two requests to one host (raised to Crawl-delay).
     pub delay: Duration,
+    /// Adaptive spacing: after each response, the host's next request
+    /// waits at least this times the server's response time (at most
+    /// 30 s; 0 turns it off; no effect on a host whose delay is 0). See
+    /// [`crate::gate`].
+    pub delay_factor: f64,
     /// What `per_host`, `delay` and a 429/503 block apply to: each host
     /// (default), or each registrable domain (`--politeness domain`: the
     /// hosts `a.example.com` and `b.example.com` share one queue, one delay
@@ -132,6 +137,7 @@ impl Default for CrawlConfig {
             concurrency: 32,
             per_host: 1,
             delay: Duration::from_millis(1000),
+            delay_factor: crate::gate::DEFAULT_FACTOR,
             politeness: mgz_url::QueueKeyKind::Host,
             robots_cache: crate::robots_cache::CACHE_CAPACITY,
             robots_cache_bytes: crate::robots_cache::CACHE_BUDGET,

@@ -10,7 +10,7 @@
 
 use std::net::IpAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use reqwest::header::HeaderMap;
 
@@ -93,6 +93,12 @@ pub struct Fetched {
     /// The body's share of the [`BodyBudget`], returned when dropped
     /// (`None`: not counted).
     pub lease: Option<BodyLease>,
+    /// The server's response time: from sending the request (connecting
+    /// first if no connection was open) to its response head. What the
+    /// politeness gate scales a host's next gap by (`--delay-factor`); the
+    /// body's transfer is left out, since reading it may wait on the crawl's
+    /// own body memory budget.
+    pub response_time: Duration,
 }
 
 impl Fetched {
@@ -181,12 +187,14 @@ impl Fetcher {
             message: format!("{url}: {e}"),
         })?;
         self.check_literal(&parsed)?;
+        let sent = Instant::now();
         let resp = self
             .client
             .get(parsed)
             .send()
             .await
             .map_err(|e| http_error(&e))?;
+        let response_time = sent.elapsed();
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();
         let remote = resp.remote_addr().filter(|_| !self.proxied).map(|a| a.ip());
@@ -199,6 +207,7 @@ impl Fetcher {
             truncated,
             remote,
             lease: Some(lease),
+            response_time,
         })
     }
 

@@ -9,6 +9,17 @@
 //! domain` its registrable domain ([`crate::run::Shared::politeness_unit`]),
 //! so that all hosts of one domain share one gate.
 //!
+//! Adaptive spacing (`--delay-factor F`, default [`DEFAULT_FACTOR`]): when
+//! a request ends, its host's next one waits at least `F ×` the server's
+//! response time (from sending the request to the response head, see
+//! [`crate::fetch::Fetched::response_time`]), at most [`MAX_ADAPTIVE`], as
+//! well as the delay. A server that slows down under load (or is simply
+//! slow) is asked less often: with `F = 2` it spends at most a third of its
+//! time on this crawl's requests, whatever `--delay` says. A fast server
+//! never notices it (a 50 ms answer asks for 100 ms, under the default 1 s
+//! delay). A host whose delay is zero (`--delay 0`, politeness off, and no
+//! `Crawl-delay`) is not spaced by it either.
+//!
 //! A rerun of a crawl starts its gates at a floor ([`Gates::resuming`],
 //! from [`crate::pace`]): a gate made before one delay past the floor has
 //! passed has its first slot there, so the first request a host sees from
@@ -40,6 +51,11 @@ use xxhash_rust::xxh3::xxh3_64;
 const MIN_SWEEP: usize = 1024;
 /// Longest delay a gate keeps (a day; robots.txt delays are capped far lower).
 const MAX_DELAY_MS: u64 = 86_400_000;
+/// `--delay-factor`'s default: a slow host gets at most a third of its time
+/// taken by this crawl (Heritrix's default factor is 5, with a 3 s floor).
+pub const DEFAULT_FACTOR: f64 = 2.0;
+/// Longest gap a response time asks for: `Crawl-delay`'s cap.
+pub const MAX_ADAPTIVE: Duration = crate::robots::MAX_CRAWL_DELAY;
 
 #[derive(Clone, Copy)]
 struct Slot {
@@ -60,6 +76,8 @@ struct Inner {
 /// Gates for all hosts.
 pub struct Gates {
     default_ms: u64,
+    /// `--delay-factor`: finite and at least 0 (0: no adaptive spacing).
+    factor: f64,
     inner: Mutex<Inner>,
 }
 
@@ -112,6 +130,7 @@ impl Gates {
     pub fn resuming(default_delay: Duration, floor: Option<Instant>) -> Gates {
         Gates {
             default_ms: millis(default_delay),
+            factor: DEFAULT_FACTOR,
             inner: Mutex::new(Inner {
                 slots: HashMap::new(),
                 sweep_at: MIN_SWEEP,
@@ -120,6 +139,17 @@ impl Gates {
                 floor,
             }),
         }
+    }
+
+    /// Sets the adaptive factor (see the module docs); a negative or
+    /// non-finite one turns adaptive spacing off.
+    pub fn with_factor(mut self, factor: f64) -> Gates {
+        self.factor = if factor.is_finite() && factor > 0.0 {
+            factor
+        } else {
+            0.0
+        };
+        self
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -158,15 +188,23 @@ impl Gates {
         start
     }
 
-    /// Notes that a request to `host` just finished: the next one starts no
-    /// sooner than one delay from now. Spacing from the end as well as from
-    /// the reserved start keeps the gap a server sees at least the delay even
-    /// when a request left late (a busy machine, a slow connect).
-    pub fn done(&self, host: &str) {
+    /// Notes that a request to `host` just finished, its server having
+    /// answered in `response_time`: the next one starts no sooner than one
+    /// delay from now, nor than the factor times `response_time` from now.
+    /// Spacing from the end as well as from the reserved start keeps the gap
+    /// a server sees at least the delay even when a request left late (a
+    /// busy machine, a slow connect).
+    pub fn done(&self, host: &str, response_time: Duration) {
         let mut g = self.lock();
         let now = Instant::now();
         let slot = g.slot(host, self.default_ms, now);
-        slot.next = slot.next.max(now + Duration::from_millis(slot.delay_ms));
+        let mut gap = slot.delay_ms;
+        if gap > 0 {
+            // In f64 milliseconds: `as` saturates, so no product overflows.
+            let scaled = (response_time.as_secs_f64() * 1000.0 * self.factor) as u64;
+            gap = gap.max(scaled.min(millis(MAX_ADAPTIVE)));
+        }
+        slot.next = slot.next.max(now + Duration::from_millis(gap));
     }
 
     /// Waits for the next slot of `host`.
@@ -243,7 +281,7 @@ mod tests {
         assert!(busy.reserve("busy") - b1 >= Duration::from_secs(3600));
         // A swept gate starts afresh, and its host is not counted twice.
         assert_eq!(g.hosts(), 5 * MIN_SWEEP + 1);
-        g.done("h0");
+        g.done("h0", Duration::ZERO);
         assert_eq!(g.hosts(), 5 * MIN_SWEEP + 1);
     }
 
@@ -270,13 +308,59 @@ mod tests {
     }
 
     #[test]
+    fn a_slow_answer_spaces_the_next_request_by_the_factor() {
+        // Delays of seconds: nothing sleeps, and a stalled test thread
+        // cannot make a bound pass.
+        let s = Duration::from_secs(1);
+        let g = Gates::new(s); // DEFAULT_FACTOR, 2
+        let next_after = |g: &Gates, host: &str, took: Duration| {
+            g.reserve(host);
+            let before = Instant::now();
+            g.done(host, took);
+            let next = g.reserve(host);
+            (
+                next.saturating_duration_since(before),
+                next - Instant::now().min(next),
+            )
+        };
+        // 3 s answers: 6 s to the next request, more than the delay.
+        let (least, most) = next_after(&g, "slow", 3 * s);
+        assert!(least >= 6 * s && most <= 6 * s, "{least:?} {most:?}");
+        // A fast answer leaves the delay in charge.
+        let (least, most) = next_after(&g, "fast", Duration::from_millis(10));
+        assert!(least >= s && most <= s, "{least:?} {most:?}");
+        // A hung one asks for the cap at most.
+        let (least, most) = next_after(&g, "hung", Duration::from_secs(3600));
+        assert!(least >= MAX_ADAPTIVE && most <= MAX_ADAPTIVE, "{least:?}");
+        let (least, _) = next_after(&g, "stuck", Duration::MAX);
+        assert!(least >= MAX_ADAPTIVE, "{least:?}");
+        // Another factor scales it; 0, a negative or a non-finite one turn it off.
+        let half = Gates::new(s).with_factor(0.5);
+        let (least, most) = next_after(&half, "slow", 4 * s);
+        assert!(least >= 2 * s && most <= 2 * s, "{least:?} {most:?}");
+        for f in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let off = Gates::new(s).with_factor(f);
+            let (least, most) = next_after(&off, "slow", 3 * s);
+            assert!(least >= s && most <= s, "factor {f}: {least:?} {most:?}");
+        }
+        // Politeness off (no delay): no spacing at all, until robots.txt
+        // gives the host a delay.
+        let z = Gates::new(Duration::ZERO);
+        let (_, most) = next_after(&z, "x", 3 * s);
+        assert_eq!(most, Duration::ZERO);
+        z.raise_delay("y", Duration::from_millis(100));
+        let (least, _) = next_after(&z, "y", 3 * s);
+        assert!(least >= 6 * s, "{least:?}");
+    }
+
+    #[test]
     fn huge_delays_are_capped_instead_of_overflowing() {
         let g = Gates::new(Duration::MAX);
         let a1 = g.reserve("a");
         let a2 = g.reserve("a");
         assert_eq!(a2 - a1, Duration::from_millis(MAX_DELAY_MS));
         g.raise_delay("b", Duration::MAX);
-        g.done("b");
+        g.done("b", Duration::MAX);
         assert_eq!(g.delay("b"), Duration::from_millis(MAX_DELAY_MS));
     }
 }

@@ -90,8 +90,11 @@ impl Shared {
         let unit = self.politeness_unit(host);
         self.gates.wait(unit).await;
         let in_flight = self.pace.start();
+        let sent = std::time::Instant::now();
         let result = self.fetcher.get_capped(url, cap).await;
-        self.gates.done(unit);
+        // A failed request took what it took (a timeout: the whole timeout).
+        let response_time = result.as_ref().map_or(sent.elapsed(), |f| f.response_time);
+        self.gates.done(unit, response_time);
         drop(in_flight);
         result
     }
@@ -203,7 +206,7 @@ async fn open_shared(cfg: CrawlConfig) -> Result<Arc<Shared>, CrawlError> {
         Some(p) => Some(WarcWriter::open(p, &cfg.fetch.user_agent)?),
         None => None,
     };
-    let gates = Gates::resuming(cfg.delay, gate_floor(&pace));
+    let gates = Gates::resuming(cfg.delay, gate_floor(&pace)).with_factor(cfg.delay_factor);
     let robots = remembered_robots(
         &robots_store,
         &gates,

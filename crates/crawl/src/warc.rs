@@ -270,6 +270,7 @@ mod tests {
             truncated: true,
             remote: None,
             lease: None,
+            response_time: std::time::Duration::ZERO,
         };
         w.write_exchange("http://a.sim:8080/x?q=1", "mgz", &resp)
             .unwrap();
@@ -289,6 +290,7 @@ mod tests {
             truncated: false,
             remote: None,
             lease: None,
+            response_time: std::time::Duration::ZERO,
         }
     }
 
