@@ -102,6 +102,12 @@ pub struct CrawlConfig {
     /// How long a crawl with only retries left waits with nothing due
     /// before it ends and leaves them in the state for a later run.
     pub max_retry_wait: Duration,
+    /// How long a URL handed to a worker stays leased in the frontier (it
+    /// is served again after that, as one whose fetch was lost). A worker
+    /// whose host's next slot is further off than half of it hands its URL
+    /// back until then instead of waiting out the lease (see
+    /// `worker::handle`). Whole seconds, at least 2.
+    pub lease: Duration,
     /// Breadth-first waves, so every URL gets its least depth and
     /// `max_depth` is exact (see [`crate::queue`]). Off: the frontier's own
     /// order, faster on webs with a few very large hosts, depths approximate.
@@ -155,6 +161,7 @@ impl Default for CrawlConfig {
             max_host_failures: 10,
             host_give_up_after: Duration::from_secs(300),
             max_retry_wait: Duration::from_secs(600),
+            lease: Duration::from_secs(600),
             strict_depth: true,
             keep_edge: true,
             progress: true,

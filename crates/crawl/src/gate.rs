@@ -207,6 +207,15 @@ impl Gates {
         slot.next = slot.next.max(now + Duration::from_millis(gap));
     }
 
+    /// How long until `host`'s next free slot (zero when it is free now or
+    /// has no gate).
+    pub fn ahead(&self, host: &str) -> Duration {
+        let g = self.lock();
+        g.slots.get(&key(host)).map_or(Duration::ZERO, |s| {
+            s.next.saturating_duration_since(Instant::now())
+        })
+    }
+
     /// Waits for the next slot of `host`.
     pub async fn wait(&self, host: &str) {
         let start = self.reserve(host);

@@ -17,6 +17,7 @@
 
 use std::sync::Arc;
 use std::sync::Mutex;
+use std::time::Duration;
 
 use mgz_frontier::{
     Frontier, GetParams, KnownItem, Lowered, PutOutcome, UrlItem, UrlQuery, UrlRecord,
@@ -175,12 +176,18 @@ impl Queue {
         Ok((items, out))
     }
 
-    /// Leases up to `queues` queues × `per_queue` URLs.
-    pub async fn lease(&self, queues: u32, per_queue: u32) -> Result<Vec<UrlRecord>, CrawlError> {
+    /// Leases up to `queues` queues × `per_queue` URLs for `lease` (whole
+    /// seconds, at least 1: the frontier reads 0 as its own default).
+    pub async fn lease(
+        &self,
+        queues: u32,
+        per_queue: u32,
+        lease: Duration,
+    ) -> Result<Vec<UrlRecord>, CrawlError> {
         let params = GetParams {
             max_queues: queues,
             max_urls_per_queue: per_queue,
-            delay_requestable: 600,
+            delay_requestable: u32::try_from(lease.as_secs()).unwrap_or(u32::MAX).max(1),
             ..GetParams::default()
         };
         self.call(move |f| f.get(&params)).await?.map_err(ferr)
@@ -430,7 +437,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(q.wave(), Some(1));
-        let mut leased = q.lease(1, 3).await.unwrap();
+        let mut leased = q.lease(1, 3, Duration::from_secs(600)).await.unwrap();
         assert_eq!(leased.len(), 3);
         let p = leased.remove(1);
         assert_eq!(p.url, urls[1]);

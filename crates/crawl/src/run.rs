@@ -456,7 +456,11 @@ async fn dispatch(sh: &Arc<Shared>, stop: &AtomicBool) -> Result<(), CrawlError>
             }
             continue;
         }
-        let leases = match sh.queue.lease(free as u32, sh.cfg.per_host).await {
+        let leases = match sh
+            .queue
+            .lease(free as u32, sh.cfg.per_host, sh.cfg.lease)
+            .await
+        {
             Ok(leases) => leases,
             Err(e) => {
                 // Noted like a task's error, so the tasks still running are

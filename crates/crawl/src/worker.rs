@@ -134,6 +134,14 @@ async fn handle(sh: &Shared, rec: &mut UrlRecord) -> Result<Next, CrawlError> {
             return Ok(robots_refused(sh, rec, &robots));
         }
     }
+    // The host's turn may come after this lease ends (a long delay, many
+    // of its URLs leased at once): the frontier would serve the URL again
+    // and it would be fetched twice. Handed back until then instead.
+    let ahead = sh.gates.ahead(sh.politeness_unit(&host));
+    if ahead > sh.cfg.lease / 2 {
+        tracing::debug!("{url}: handed back for {ahead:?}, its host's next slot");
+        return Ok(Next::Retry(later(ahead)));
+    }
     match sh.polite_get(&host, url.as_str()).await {
         Err(e) => {
             if matches!(e.kind(), "connect" | "timeout") && sh.health.failed(&host) {

@@ -1,0 +1,55 @@
+//! A host whose requests are spaced further apart than a worker can hold
+//! its lease: the URLs waiting their turn are handed back to the frontier
+//! instead of outliving their lease, which had the frontier serve them
+//! again (a second request for the same page).
+//!
+//! At scale: `--per-host 32` against a `Crawl-delay: 30` leases 32 of the
+//! host's URLs at once; the 21st waited 600 s for its slot, the lease's
+//! length, and was fetched twice. Here the same with a 2 s lease.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+const HOST: &str = "spaced.test";
+const PAGES: usize = 10;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn urls_waiting_past_half_their_lease_are_handed_back_not_fetched_twice() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let asked: Arc<Mutex<BTreeMap<String, usize>>> = Arc::default();
+    let log = asked.clone();
+    tokio::spawn(common::serve_raw(listener, move |path: &str| {
+        *log.lock().unwrap().entry(path.to_string()).or_default() += 1;
+        let html = |b: String| ("200 OK", "text/html".to_string(), b.into_bytes());
+        match path {
+            "/robots.txt" => (
+                "200 OK",
+                "text/plain".into(),
+                b"User-agent: *\nCrawl-delay: 0.4\n".to_vec(),
+            ),
+            "/" => html(
+                (0..PAGES)
+                    .map(|i| format!("<a href=\"/p{i}\">{i}</a>"))
+                    .collect(),
+            ),
+            _ => html("<p>page</p>".into()),
+        }
+    }));
+    let (dir, mut cfg) = common::one_host_config(HOST, addr);
+    cfg.max_depth = 1;
+    cfg.per_host = PAGES as u32;
+    cfg.lease = Duration::from_secs(2);
+    let summary = common::run(cfg).await;
+    let stored = common::stored_pages(&dir.path().join("pages.db"));
+    assert_eq!(stored.len(), PAGES + 1, "{stored:?} {summary:?}");
+    // All ten were leased at once and 0.4 s apart their slots span 4 s:
+    // without the hand-back, the last ones outlived their 2 s lease.
+    let asked = asked.lock().unwrap().clone();
+    let twice: Vec<_> = asked.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(twice.is_empty(), "asked more than once: {twice:?}");
+    assert_eq!(asked.len(), PAGES + 2, "{asked:?}");
+}
