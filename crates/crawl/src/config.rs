@@ -106,7 +106,10 @@ pub struct CrawlConfig {
     /// is served again after that, as one whose fetch was lost). A worker
     /// whose host's next slot is further off than half of it hands its URL
     /// back until then instead of waiting out the lease (see
-    /// `worker::handle`). Whole seconds, at least 2.
+    /// `worker::handle`). Whole seconds, at least 2. Keep it above twice
+    /// the URL's own time (its robots.txt request and its fetch, each up to
+    /// `fetch.total_timeout`, and what parsing takes) plus half of itself:
+    /// `mgz crawl` sets `max(600 s, 4 × --timeout + 60 s)`.
     pub lease: Duration,
     /// Breadth-first waves, so every URL gets its least depth and
     /// `max_depth` is exact (see [`crate::queue`]). Off: the frontier's own
