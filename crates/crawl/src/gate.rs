@@ -71,6 +71,9 @@ struct Inner {
     seen: FingerprintSet,
     /// A new gate's first slot is no sooner than this plus its delay.
     floor: Option<Instant>,
+    /// Units that answered 429 or 503, and until when they are left alone
+    /// ([`Gates::block`]): only those, so the common gate stays 32 bytes.
+    blocked: HashMap<u64, Instant>,
 }
 
 /// Gates for all hosts.
@@ -97,6 +100,7 @@ impl Inner {
         if self.slots.len() >= self.sweep_at {
             self.slots
                 .retain(|_, s| s.next > now || s.delay_ms != default_ms);
+            self.blocked.retain(|_, until| *until > now);
             self.sweep_at = (self.slots.len() * 2).max(MIN_SWEEP);
             // A burst of busy hosts must not keep its table for good.
             if self.slots.capacity() > 4 * self.sweep_at {
@@ -137,6 +141,7 @@ impl Gates {
                 seen: FingerprintSet::new(1 << 16, DEFAULT_EPSILON)
                     .expect("a valid constant capacity and rate"),
                 floor,
+                blocked: HashMap::new(),
             }),
         }
     }
@@ -205,6 +210,30 @@ impl Gates {
             gap = gap.max(scaled.min(millis(MAX_ADAPTIVE)));
         }
         slot.next = slot.next.max(now + Duration::from_millis(gap));
+    }
+
+    /// Leaves `host` alone until `until` (a 429 or 503 answer's
+    /// `Retry-After`, or the back-off): no slot starts before it, and a
+    /// request that reserved an earlier slot sees [`Gates::blocked_until`]
+    /// when it wakes, so it does not go out either.
+    pub fn block(&self, host: &str, until: Instant) {
+        let mut g = self.lock();
+        let slot = g.slot(host, self.default_ms, Instant::now());
+        slot.next = slot.next.max(until);
+        let until = g.blocked.get(&key(host)).map_or(until, |u| (*u).max(until));
+        g.blocked.insert(key(host), until);
+    }
+
+    /// When `host`'s block ends, if it is blocked now.
+    pub fn blocked_until(&self, host: &str) -> Option<Instant> {
+        let mut g = self.lock();
+        let k = key(host);
+        let until = *g.blocked.get(&k)?;
+        if until > Instant::now() {
+            return Some(until);
+        }
+        g.blocked.remove(&k);
+        None
     }
 
     /// How long until `host`'s next free slot (zero when it is free now or
@@ -360,6 +389,32 @@ mod tests {
         z.raise_delay("y", Duration::from_millis(100));
         let (least, _) = next_after(&z, "y", 3 * s);
         assert!(least >= 6 * s, "{least:?}");
+    }
+
+    #[test]
+    fn a_blocked_host_takes_no_slot_before_its_block_ends() {
+        // Seconds again: nothing sleeps.
+        let s = Duration::from_secs(1);
+        let g = Gates::new(s);
+        let reserved = g.reserve("busy");
+        assert_eq!(g.blocked_until("busy"), None);
+        let until = Instant::now() + 60 * s;
+        g.block("busy", until);
+        // A slot reserved before is still the caller's to give up; the
+        // next free one comes after the block, and the block is reported.
+        assert!(reserved <= Instant::now() + s);
+        assert_eq!(g.blocked_until("busy"), Some(until));
+        assert!(g.ahead("busy") > 59 * s);
+        assert!(g.reserve("busy") >= until);
+        // A shorter block later does not shorten it; other hosts are free.
+        g.block("busy", Instant::now() + s);
+        assert_eq!(g.blocked_until("busy"), Some(until));
+        assert_eq!(g.blocked_until("other"), None);
+        assert_eq!(g.ahead("other"), Duration::ZERO);
+        // An ended block is forgotten.
+        g.block("brief", Instant::now() - s);
+        assert_eq!(g.blocked_until("brief"), None);
+        assert!(!g.lock().blocked.contains_key(&key("brief")));
     }
 
     #[test]

@@ -88,9 +88,48 @@ impl Shared {
         cap: usize,
     ) -> Result<crate::fetch::Fetched, CrawlError> {
         let unit = self.politeness_unit(host);
-        self.gates.wait(unit).await;
+        // No slot is more than `Duration::MAX` away: this never hands back.
+        let _ = self.take_slot(unit, Duration::MAX).await;
+        self.get_in_slot(unit, url, cap).await
+    }
+
+    /// A leased page's GET inside its host's gate, or, when the host's turn
+    /// is more than `max_wait` away (far-apart slots, a 429's
+    /// `Retry-After`), how long until it: the URL is then handed back to the
+    /// frontier rather than held past its lease (`CrawlConfig::lease`).
+    pub async fn page_get(&self, host: &str, url: &str, max_wait: Duration) -> PageGet {
+        let unit = self.politeness_unit(host);
+        match self.take_slot(unit, max_wait).await {
+            Some(ahead) => PageGet::HandBack(ahead),
+            None => PageGet::Done(self.get_in_slot(unit, url, self.cfg.fetch.max_body).await),
+        }
+    }
+
+    /// Waits for a slot of `unit`'s gate that no block (429/503) covers,
+    /// unless the next free one is more than `max_wait` away: then returns
+    /// how far it is. A slot reserved before the host was blocked is given
+    /// up when it comes (the request does not go out) and the next taken.
+    async fn take_slot(&self, unit: &str, max_wait: Duration) -> Option<Duration> {
+        loop {
+            let ahead = self.gates.ahead(unit);
+            if ahead > max_wait {
+                return Some(ahead);
+            }
+            self.gates.wait(unit).await;
+            // Not blocked (`None`): the slot is ours. Blocked: look again.
+            self.gates.blocked_until(unit)?;
+        }
+    }
+
+    /// The GET itself, once `unit`'s slot has come.
+    async fn get_in_slot(
+        &self,
+        unit: &str,
+        url: &str,
+        cap: usize,
+    ) -> Result<crate::fetch::Fetched, CrawlError> {
         let in_flight = self.pace.start();
-        let sent = std::time::Instant::now();
+        let sent = Instant::now();
         let result = self.fetcher.get_capped(url, cap).await;
         // A failed request took what it took (a timeout: the whole timeout).
         let response_time = result.as_ref().map_or(sent.elapsed(), |f| f.response_time);
@@ -104,6 +143,14 @@ impl Shared {
     pub fn politeness_unit<'a>(&self, host: &'a str) -> &'a str {
         mgz_url::host_queue_key(host, self.cfg.politeness)
     }
+}
+
+/// What [`Shared::page_get`] came to.
+pub enum PageGet {
+    /// The request went out: its response or error.
+    Done(Result<crate::fetch::Fetched, CrawlError>),
+    /// It did not: the host's next slot is this far away.
+    HandBack(Duration),
 }
 
 /// Seen-set backends the crawler can ask the frontier for.

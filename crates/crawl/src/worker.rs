@@ -19,7 +19,7 @@ use crate::discover::{discover, keep_edge};
 use crate::fetch::{Fetched, retry_after};
 use crate::queue::is_retrying;
 use crate::robots::Robots;
-use crate::run::Shared;
+use crate::run::{PageGet, Shared};
 use crate::stats::Counters;
 use crate::store::PageRow;
 use crate::{CrawlError, extract, terms};
@@ -135,14 +135,17 @@ async fn handle(sh: &Shared, rec: &mut UrlRecord) -> Result<Next, CrawlError> {
         }
     }
     // The host's turn may come after this lease ends (a long delay, many
-    // of its URLs leased at once): the frontier would serve the URL again
-    // and it would be fetched twice. Handed back until then instead.
-    let ahead = sh.gates.ahead(sh.politeness_unit(&host));
-    if ahead > sh.cfg.lease / 2 {
-        tracing::debug!("{url}: handed back for {ahead:?}, its host's next slot");
-        return Ok(Next::Retry(later(ahead)));
-    }
-    match sh.polite_get(&host, url.as_str()).await {
+    // of its URLs leased at once, a 429's Retry-After): the frontier would
+    // serve the URL again and it would be fetched twice. Handed back until
+    // then instead.
+    let fetched = match sh.page_get(&host, url.as_str(), sh.cfg.lease / 2).await {
+        PageGet::HandBack(ahead) => {
+            tracing::debug!("{url}: handed back for {ahead:?}, its host's next slot");
+            return Ok(Next::Retry(later(ahead)));
+        }
+        PageGet::Done(fetched) => fetched,
+    };
+    match fetched {
         Err(e) => {
             if matches!(e.kind(), "connect" | "timeout") && sh.health.failed(&host) {
                 tracing::warn!(
@@ -235,6 +238,16 @@ async fn throttled(sh: &Shared, rec: &mut UrlRecord, resp: &Fetched) -> Result<N
         .and_then(|v| retry_after(v, chrono::Utc::now()))
         .unwrap_or_else(|| backoff(sh, tries));
     let until = later(wait);
+    // The frontier leases none of the host's URLs until then; the gate
+    // holds back those leased already (`--per-host` above 1).
+    if let Some(host) = url::Url::parse(&rec.url)
+        .ok()
+        .as_ref()
+        .and_then(url::Url::host_str)
+    {
+        sh.gates
+            .block(sh.politeness_unit(host), std::time::Instant::now() + wait);
+    }
     sh.queue.block(rec.key.clone(), until).await?;
     if tries < MAX_THROTTLED {
         return Ok(Next::Retry(until));

@@ -154,3 +154,58 @@ async fn a_throttled_robots_txt_is_asked_again_not_taken_as_allow_all() {
     );
     assert_eq!(summary.robots_excluded, 1, "{summary:?}");
 }
+
+/// A host that answers 429 is left alone until its `Retry-After` by every
+/// request of the crawl, not only by the URL that got the answer: with
+/// `--per-host 6` the other URLs leased with it used to go out on their
+/// reserved slots, one delay apart, straight after the 429.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_429_holds_back_the_hosts_other_leased_urls_too() {
+    use std::sync::{Arc, Mutex};
+    use std::time::Instant;
+    // Every request's arrival, and when the 429 was answered.
+    let log = Arc::new(Mutex::new((
+        Vec::<(Instant, String)>::new(),
+        None::<Instant>,
+    )));
+    let seen = log.clone();
+    let (dir, mut cfg) = common::raw_host("throttled.test", move |path| {
+        let mut log = seen.lock().unwrap();
+        log.0.push((Instant::now(), path.to_string()));
+        if path == "/" {
+            let links: String = (0..6).map(|i| format!("<a href=/p{i}>{i}</a>")).collect();
+            return ("200 OK", "text/html".into(), links.into_bytes());
+        }
+        // The first page after the seed is throttled.
+        if log.1.is_none() {
+            log.1 = Some(Instant::now());
+            return (
+                "429 Too Many Requests",
+                "text/html\r\nRetry-After: 2".into(),
+                Vec::new(),
+            );
+        }
+        ("200 OK", "text/html".into(), b"<title>t</title>".to_vec())
+    })
+    .await;
+    cfg.ignore_robots = true;
+    cfg.per_host = 6;
+    cfg.delay = Duration::from_millis(300);
+    cfg.max_depth = 1;
+    let summary = common::run(cfg).await;
+    let stored = common::stored_pages(&dir.path().join("pages.db"));
+    assert_eq!(stored.len(), 7, "{stored:?} {summary:?}");
+    let (arrivals, throttled) = log.lock().unwrap().clone();
+    let throttled = throttled.expect("a 429 was sent");
+    // A request sent before the crawler read the 429 is not held back:
+    // 100 ms of grace (the slots are 300 ms apart).
+    let early: Vec<_> = arrivals
+        .iter()
+        .filter(|(at, _)| {
+            *at > throttled + Duration::from_millis(100) && *at < throttled + Duration::from_secs(2)
+        })
+        .map(|(at, p)| (at.duration_since(throttled), p))
+        .collect();
+    assert!(early.is_empty(), "asked during the Retry-After: {early:?}");
+    assert_eq!(arrivals.len(), 8, "{arrivals:?}");
+}
