@@ -53,3 +53,49 @@ async fn urls_waiting_past_half_their_lease_are_handed_back_not_fetched_twice() 
     assert!(twice.is_empty(), "asked more than once: {twice:?}");
     assert_eq!(asked.len(), PAGES + 2, "{asked:?}");
 }
+
+/// Reading a host's sitemaps, one slot of its gate each, took as long as
+/// the files were many and its delay long, inside the lease of the URL
+/// whose visit fetched robots.txt: ten sitemaps under `Crawl-delay: 0.4`
+/// outlived a 2 s lease, and that URL was served and requested again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reading_many_sitemaps_does_not_outlive_a_lease() {
+    const MAPS: usize = 10;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let asked: Arc<Mutex<BTreeMap<String, usize>>> = Arc::default();
+    let log = asked.clone();
+    tokio::spawn(common::serve_raw(listener, move |path: &str| {
+        *log.lock().unwrap().entry(path.to_string()).or_default() += 1;
+        let url = |p: &str| format!("http://{HOST}{p}");
+        if path == "/robots.txt" {
+            let mut r = String::from("User-agent: *\nCrawl-delay: 0.4\n");
+            for i in 0..MAPS {
+                r += &format!("Sitemap: {}\n", url(&format!("/map{i}.xml")));
+            }
+            return ("200 OK", "text/plain".into(), r.into_bytes());
+        }
+        if let Some(i) = path
+            .strip_prefix("/map")
+            .and_then(|p| p.strip_suffix(".xml"))
+        {
+            let set = format!(
+                "<urlset><url><loc>{}</loc></url></urlset>",
+                url(&format!("/s{i}"))
+            );
+            return ("200 OK", "application/xml".into(), set.into_bytes());
+        }
+        ("200 OK", "text/html".into(), b"<p>page</p>".to_vec())
+    }));
+    let (dir, mut cfg) = common::one_host_config(HOST, addr);
+    cfg.max_depth = 1;
+    cfg.lease = Duration::from_secs(2);
+    let summary = common::run(cfg).await;
+    let stored = common::stored_pages(&dir.path().join("pages.db"));
+    // The seed and the ten pages the sitemaps list.
+    assert_eq!(stored.len(), MAPS + 1, "{stored:?} {summary:?}");
+    let asked = asked.lock().unwrap().clone();
+    let twice: Vec<_> = asked.iter().filter(|(_, n)| **n > 1).collect();
+    assert!(twice.is_empty(), "asked more than once: {twice:?}");
+    assert_eq!(asked.len(), 2 * MAPS + 2, "{asked:?}");
+}
