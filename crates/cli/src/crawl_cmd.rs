@@ -215,20 +215,6 @@ fn regex(p: &Option<String>) -> anyhow::Result<Option<regex::Regex>> {
 /// Most idle connections kept per host, whatever `--per-host` says.
 const MAX_IDLE_PER_HOST: usize = 16;
 
-/// How long the crawl's URLs stay leased with requests that may take
-/// `timeout`: the library's 600 s, or longer when `--timeout` is raised.
-/// A lease covers the URL's robots.txt request and its own (each up to
-/// `timeout`) and the wait for its host's turn (up to half the lease, see
-/// `CrawlConfig::lease`): a fetch still running when its lease ended would
-/// be served and requested again.
-fn lease_for(timeout: Duration) -> Duration {
-    CrawlConfig::default().lease.max(
-        timeout
-            .saturating_mul(4)
-            .saturating_add(Duration::from_secs(60)),
-    )
-}
-
 /// Builds the crawl configuration (state dir must be decided by the caller).
 pub fn config(args: &CrawlArgs, state_dir: PathBuf) -> anyhow::Result<CrawlConfig> {
     let mut cfg = CrawlConfig {
@@ -285,7 +271,7 @@ pub fn config(args: &CrawlArgs, state_dir: PathBuf) -> anyhow::Result<CrawlConfi
     };
     cfg.fetch.max_body = usize::try_from(args.max_body).unwrap_or(usize::MAX);
     cfg.fetch.total_timeout = Duration::from_secs(args.timeout);
-    cfg.lease = lease_for(cfg.fetch.total_timeout);
+    cfg.lease = mgz_crawl::config::lease_for(cfg.delay, cfg.fetch.total_timeout);
     cfg.fetch.connect_timeout = Duration::from_secs(args.connect_timeout);
     cfg.fetch.user_agent = args.user_agent.clone();
     cfg.fetch.allow_private = args.allow_private;
@@ -626,9 +612,12 @@ mod tests {
         assert_eq!(set.fetch.total_timeout, Duration::from_secs(5));
         assert_eq!(set.lease, default.lease);
         assert_eq!(default.lease, CrawlConfig::default().lease);
-        // A long --timeout lengthens the lease past any request's time.
+        // A long --timeout or --delay lengthens the lease past the slowest
+        // visit: 52 requests and gate slots, twice.
         let slow = parse(&["mgz", "http://a.test/", "--timeout", "3600"]);
-        assert_eq!(slow.lease, Duration::from_secs(4 * 3600 + 60));
+        assert_eq!(slow.lease, Duration::from_secs(2 * 52 * (3600 + 30)));
+        let spaced = parse(&["mgz", "http://a.test/", "--delay", "120000"]);
+        assert_eq!(spaced.lease, Duration::from_secs(2 * 52 * (60 + 120)));
         assert_eq!(set.fetch.connect_timeout, Duration::from_secs(2));
         assert_eq!(set.traps.host_budget, 40);
         assert_eq!(set.traps.max_url_len, 100);

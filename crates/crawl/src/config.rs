@@ -106,10 +106,9 @@ pub struct CrawlConfig {
     /// is served again after that, as one whose fetch was lost). A worker
     /// whose host's next slot is further off than half of it hands its URL
     /// back until then instead of waiting out the lease (see
-    /// `worker::handle`). Whole seconds, at least 2. Keep it above twice
-    /// the URL's own time (its robots.txt request and its fetch, each up to
-    /// `fetch.total_timeout`, and what parsing takes) plus half of itself:
-    /// `mgz crawl` sets `max(600 s, 4 × --timeout + 60 s)`.
+    /// `worker::handle`). Whole seconds, at least 2. [`lease_for`] gives
+    /// one long enough for the settings' slowest visit; leases are not
+    /// durable, so a long one costs nothing after a restart.
     pub lease: Duration,
     /// Breadth-first waves, so every URL gets its least depth and
     /// `max_depth` is exact (see [`crate::queue`]). Off: the frontier's own
@@ -129,6 +128,25 @@ pub struct CrawlConfig {
     /// open, seeds queued), before the first fetch: the CLI releases the
     /// start-up code pages of its executable there.
     pub after_setup: Option<fn()>,
+}
+
+/// A lease long enough for the slowest visit of a URL under a `delay` and a
+/// request `timeout`: the visit that first meets a host fetches its
+/// robots.txt and reads up to [`crate::robots_fetch::MAX_SITEMAPS_PER_ORIGIN`]
+/// sitemap files, each a slot of the host's gate apart (the delay, or a
+/// `Crawl-delay` of up to 30 s), then fetches the page, each request taking
+/// up to `timeout`; and a URL may wait up to half its lease for its host's
+/// turn before it is handed back. So: twice (files + 2) × (timeout + the
+/// longer of the delay and 30 s), at least 600 s. Defaults (1 s, 60 s):
+/// 2 × 52 × 90 s = 2 h 36 min.
+pub fn lease_for(delay: Duration, timeout: Duration) -> Duration {
+    let slot = delay.max(crate::robots::MAX_CRAWL_DELAY);
+    let visits =
+        u32::try_from(crate::robots_fetch::MAX_SITEMAPS_PER_ORIGIN + 2).unwrap_or(u32::MAX);
+    timeout
+        .saturating_add(slot)
+        .saturating_mul(visits.saturating_mul(2))
+        .max(Duration::from_secs(600))
 }
 
 impl Default for CrawlConfig {
@@ -164,7 +182,10 @@ impl Default for CrawlConfig {
             max_host_failures: 10,
             host_give_up_after: Duration::from_secs(300),
             max_retry_wait: Duration::from_secs(600),
-            lease: Duration::from_secs(600),
+            lease: lease_for(
+                Duration::from_millis(1000),
+                FetchConfig::default().total_timeout,
+            ),
             strict_depth: true,
             keep_edge: true,
             progress: true,
@@ -172,5 +193,31 @@ impl Default for CrawlConfig {
             status_token: None,
             after_setup: None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lease_outlasts_the_slowest_visit_of_its_settings() {
+        let maps = crate::robots_fetch::MAX_SITEMAPS_PER_ORIGIN as u32;
+        for (delay, timeout) in [(1, 60), (0, 1), (120, 60), (1, 3600), (0, 86_400)] {
+            let (delay, timeout) = (Duration::from_secs(delay), Duration::from_secs(timeout));
+            let lease = lease_for(delay, timeout);
+            // robots.txt, every sitemap and the page, each a gate slot apart,
+            // must fit in the half of the lease left after a wait for a turn.
+            let slot = delay.max(crate::robots::MAX_CRAWL_DELAY);
+            let visit = (timeout + slot) * (maps + 2);
+            assert!(lease / 2 >= visit, "{delay:?} {timeout:?}: {lease:?}");
+            assert!(lease >= Duration::from_secs(600));
+        }
+        assert_eq!(
+            CrawlConfig::default().lease,
+            Duration::from_secs(2 * 52 * 90)
+        );
+        // No overflow at the extremes.
+        assert_eq!(lease_for(Duration::MAX, Duration::MAX), Duration::MAX);
     }
 }

@@ -106,18 +106,6 @@ impl Queue {
         add(&self.pending, depth, delta);
     }
 
-    /// Keeps the wave of `depth` open (counted as one more pending URL)
-    /// until [`Queue::release`]: work that may still find URLs at
-    /// `depth + 1`, such as reading a host's sitemaps.
-    pub fn hold(&self, depth: u32) {
-        self.add_pending(depth, 1);
-    }
-
-    /// Ends one [`Queue::hold`] of `depth`.
-    pub fn release(&self, depth: u32) {
-        self.add_pending(depth, -1);
-    }
-
     /// Moves a URL of `depth` between the pending and retrying counts.
     pub fn set_retrying(&self, depth: u32, retrying: bool) {
         let (from, to) = if retrying {

@@ -60,47 +60,16 @@ async fn get_following(
     }
 }
 
-/// Sitemaps announced by a robots.txt just fetched, to be read by the task
-/// that fetched it once its own URL is settled ([`SitemapJob::run`]).
-///
-/// Read inside that URL's lease, they could outlive it (up to 50 files, one
-/// slot of the host's gate each: 50 × a 30 s `Crawl-delay`), and the
-/// frontier then served the URL again. The task holds the depth's wave open
-/// while it reads them ([`crate::queue::Queue::hold`]), so their URLs are
-/// found in the same wave as before, at `depth + 1`.
-pub struct SitemapJob {
-    maps: Vec<String>,
-    /// Depth of the page whose visit fetched robots.txt.
-    pub depth: u32,
-    origin: String,
-    /// Remembered once the sitemaps are read: a crawl killed before then
-    /// fetches robots.txt and reads them again.
-    saved: Option<SavedRobots>,
-}
-
-impl SitemapJob {
-    /// Reads the sitemaps, then remembers robots.txt.
-    pub async fn run(self, sh: &Shared) {
-        if let Err(e) = read_sitemaps(sh, self.maps, self.depth + 1).await {
-            tracing::warn!("sitemaps of {}: {e}", self.origin);
-        }
-        if let Some(saved) = &self.saved {
-            sh.robots_store.save(saved);
-        }
-    }
-}
-
 /// The robots.txt outcome for `url`'s origin, fetching it if needed. The
-/// first fetch of an origin at depth `depth` also hands back its sitemaps
-/// to read ([`SitemapJob`]).
-pub async fn robots_for(
-    sh: &Shared,
-    url: &url::Url,
-    depth: u32,
-) -> (Arc<Robots>, Option<SitemapJob>) {
+/// first fetch of an origin at depth `depth` also reads its sitemaps,
+/// inside the lease of the URL being visited (`CrawlConfig::lease` is long
+/// enough for [`MAX_SITEMAPS_PER_ORIGIN`] files): a crawl killed before
+/// they are all read has not settled that URL, so the next run visits it,
+/// fetches robots.txt and reads them again.
+pub async fn robots_for(sh: &Shared, url: &url::Url, depth: u32) -> Arc<Robots> {
     let origin = url.origin().ascii_serialization();
     if let Some(r) = sh.robots.get(&origin) {
-        return (r, None);
+        return r;
     }
     // One fetch per origin at a time: the others wait for its outcome.
     let lock = {
@@ -121,22 +90,16 @@ pub async fn robots_for(
 }
 
 /// [`robots_for`] under the origin's lock.
-async fn robots_locked(
-    sh: &Shared,
-    url: &url::Url,
-    depth: u32,
-    origin: String,
-) -> (Arc<Robots>, Option<SitemapJob>) {
+async fn robots_locked(sh: &Shared, url: &url::Url, depth: u32, origin: String) -> Arc<Robots> {
     if let Some(r) = sh.robots.get(&origin) {
-        return (r, None);
+        return r;
     }
     // Fetched by this crawl before (its sitemaps read then), and since
     // dropped from the bounded cache or never loaded into it.
     let now = crate::queue::now_s();
     if let Some(e) = sh.robots_store.load(&origin, now) {
         let agent = &sh.robots_agent;
-        let r = restore(&sh.robots, &sh.gates, agent, sh.cfg.politeness, &e, now);
-        return (r, None);
+        return restore(&sh.robots, &sh.gates, agent, sh.cfg.politeness, &e, now);
     }
     let host = url.host_str().unwrap_or("");
     let mut saved = SavedRobots {
@@ -180,24 +143,22 @@ async fn robots_locked(
         maps.push(format!("{origin}/sitemap.xml"));
     }
     let robots = sh.robots.put(&origin, robots, sh.cfg.robots_retry);
-    let saved = persist.then_some(saved);
+    let mut read_all = true;
     if sh.cfg.sitemaps != crate::config::Sitemaps::Off
         && depth < sh.cfg.max_depth
         && !maps.is_empty()
     {
-        // Saved after the sitemaps: a crawl killed before then reads them again.
-        let job = SitemapJob {
-            maps,
-            depth,
-            origin,
-            saved,
-        };
-        return (robots, Some(job));
+        match read_sitemaps(sh, maps, depth + 1).await {
+            Ok(all) => read_all = all,
+            Err(e) => tracing::warn!("sitemaps of {origin}: {e}"),
+        }
     }
-    if let Some(saved) = &saved {
-        sh.robots_store.save(saved);
+    // After the sitemaps: a crawl killed or stopped before this point
+    // reads them again.
+    if persist && read_all {
+        sh.robots_store.save(&saved);
     }
-    (robots, None)
+    robots
 }
 
 /// Puts a remembered outcome `e` (from `robots.db`) into `cache` for what is
@@ -229,9 +190,14 @@ fn resolve(base: Option<&url::Url>, map: &str) -> Option<String> {
         .map(String::from)
 }
 
-async fn read_sitemaps(sh: &Shared, mut todo: Vec<String>, depth: u32) -> Result<(), CrawlError> {
+/// Reads the sitemap files `todo` (and those their indexes list): `false`
+/// when the crawl stopped before they were all read.
+async fn read_sitemaps(sh: &Shared, mut todo: Vec<String>, depth: u32) -> Result<bool, CrawlError> {
     let mut done = std::collections::HashSet::new();
     while let Some(map) = todo.pop() {
+        if sh.stopping() {
+            return Ok(false);
+        }
         if done.len() >= MAX_SITEMAPS_PER_ORIGIN || !done.insert(map.clone()) {
             continue;
         }
@@ -275,5 +241,5 @@ async fn read_sitemaps(sh: &Shared, mut todo: Vec<String>, depth: u32) -> Result
             Err(_) => sh.counters.error("sitemap_parse"),
         }
     }
-    Ok(())
+    Ok(true)
 }

@@ -67,6 +67,9 @@ pub struct Shared {
     pub known_links: crate::known::KnownLinks,
     /// Links cut by `max_depth`, kept for a deeper rerun (`keep_edge`).
     pub edge: Option<crate::edge::Edge>,
+    /// The caller's stop flag (Ctrl-C, SIGTERM): waits for a host's turn
+    /// and the reading of sitemaps end early once it is raised.
+    pub stop: Arc<AtomicBool>,
 }
 
 impl Shared {
@@ -105,17 +108,34 @@ impl Shared {
         }
     }
 
+    /// Whether the crawl is stopping (its caller raised the stop flag).
+    pub fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
     /// Waits for a slot of `unit`'s gate that no block (429/503) covers,
     /// unless the next free one is more than `max_wait` away: then returns
     /// how far it is. A slot reserved before the host was blocked is given
     /// up when it comes (the request does not go out) and the next taken.
+    /// A wait that may hand back (`max_wait` below `Duration::MAX`) also
+    /// ends when the crawl stops: a stop does not wait for hosts' turns.
     async fn take_slot(&self, unit: &str, max_wait: Duration) -> Option<Duration> {
+        let may_hand_back = max_wait < Duration::MAX;
         loop {
             let ahead = self.gates.ahead(unit);
-            if ahead > max_wait {
+            if ahead > max_wait || (may_hand_back && self.stopping()) {
                 return Some(ahead);
             }
-            self.gates.wait(unit).await;
+            let start = self.gates.reserve(unit);
+            // In steps, so a stop is seen within one (the slot then goes
+            // unused: the host only waits longer).
+            while Instant::now() < start {
+                if may_hand_back && self.stopping() {
+                    return Some(start.saturating_duration_since(Instant::now()));
+                }
+                let step = start.min(Instant::now() + STOP_CHECK);
+                tokio::time::sleep_until(step.into()).await;
+            }
             // Not blocked (`None`): the slot is ours. Blocked: look again.
             self.gates.blocked_until(unit)?;
         }
@@ -144,6 +164,9 @@ impl Shared {
         mgz_url::host_queue_key(host, self.cfg.politeness)
     }
 }
+
+/// How often a wait for a host's turn looks at the stop flag.
+const STOP_CHECK: Duration = Duration::from_millis(200);
 
 /// What [`Shared::page_get`] came to.
 pub enum PageGet {
@@ -204,7 +227,7 @@ fn seed_hosts(seeds: &[String], policy: &mgz_url::Policy) -> Result<Vec<String>,
     }
 }
 
-async fn open_shared(cfg: CrawlConfig) -> Result<Arc<Shared>, CrawlError> {
+async fn open_shared(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Arc<Shared>, CrawlError> {
     let seed_hosts = seed_hosts(&cfg.seeds, &cfg.policy)?;
     std::fs::create_dir_all(&cfg.state_dir).map_err(|e| CrawlError::State {
         path: cfg.state_dir.display().to_string(),
@@ -281,6 +304,7 @@ async fn open_shared(cfg: CrawlConfig) -> Result<Arc<Shared>, CrawlError> {
             .then(|| crate::edge::Edge::new(&cfg.state_dir)),
         queue,
         cfg,
+        stop,
     }))
 }
 
@@ -343,7 +367,7 @@ fn remembered_robots(
 /// Runs a crawl to completion (or until `stop` is raised) and returns the summary.
 pub async fn crawl(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Summary, CrawlError> {
     let start = Instant::now();
-    let sh = open_shared(cfg).await?;
+    let sh = open_shared(cfg, stop.clone()).await?;
     let status = match sh.cfg.status {
         Some(addr) => {
             let opts = mgz_status::ServeOptions {

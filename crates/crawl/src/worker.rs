@@ -19,7 +19,6 @@ use crate::discover::{discover, keep_edge};
 use crate::fetch::{Fetched, retry_after};
 use crate::queue::is_retrying;
 use crate::robots::Robots;
-use crate::robots_fetch::SitemapJob;
 use crate::run::{PageGet, Shared};
 use crate::stats::Counters;
 use crate::store::PageRow;
@@ -86,41 +85,21 @@ fn base_row(rec: &UrlRecord, status: u16) -> PageRow {
     }
 }
 
-/// Handles one lease and settles it in the frontier; then reads the
-/// sitemaps of a robots.txt its visit fetched (outside the lease, see
-/// [`SitemapJob`], with the wave held open until they are read).
+/// Handles one lease and settles it in the frontier.
 pub async fn process(sh: Arc<Shared>, mut rec: UrlRecord) -> Result<(), CrawlError> {
     let was_retrying = is_retrying(&rec.metadata);
-    let mut maps = None;
-    let handled = handle(&sh, &mut rec, &mut maps).await;
-    if let Some(job) = &maps {
-        sh.queue.hold(job.depth);
-    }
-    let settled = match handled {
-        Err(e) => Err(e),
-        Ok(Next::Complete) => sh.queue.complete(rec, was_retrying).await,
-        Ok(Next::Retry(at)) => {
+    match handle(&sh, &mut rec).await? {
+        Next::Complete => sh.queue.complete(rec, was_retrying).await,
+        Next::Retry(at) => {
             if !was_retrying && is_retrying(&rec.metadata) {
                 sh.queue.set_retrying(rec.depth, true);
             }
             sh.queue.reschedule(rec, at).await
         }
-    };
-    if let Some(job) = maps {
-        let depth = job.depth;
-        if settled.is_ok() {
-            job.run(&sh).await;
-        }
-        sh.queue.release(depth);
     }
-    settled
 }
 
-async fn handle(
-    sh: &Shared,
-    rec: &mut UrlRecord,
-    maps: &mut Option<SitemapJob>,
-) -> Result<Next, CrawlError> {
+async fn handle(sh: &Shared, rec: &mut UrlRecord) -> Result<Next, CrawlError> {
     // The patterns judged every URL when it was found, but a rerun may
     // bring new ones (a trap noticed mid-crawl, excluded on the rerun): the
     // URLs queued before are judged again, and those rejected are settled
@@ -150,8 +129,7 @@ async fn handle(
         return Ok(Next::Complete);
     }
     if !sh.cfg.ignore_robots {
-        let (robots, job) = crate::robots_fetch::robots_for(sh, &url, rec.depth).await;
-        *maps = job;
+        let robots = crate::robots_fetch::robots_for(sh, &url, rec.depth).await;
         if !robots.allowed(url.as_str()) {
             return Ok(robots_refused(sh, rec, &robots));
         }

@@ -59,12 +59,14 @@ fn each_asked_once(asked: &Mutex<BTreeMap<String, usize>>, paths: usize) {
     assert_eq!(asked.len(), paths, "{asked:?}");
 }
 
-/// Reading a host's sitemaps, one slot of its gate each, took as long as
-/// the files were many and its delay long, inside the lease of the URL
-/// whose visit fetched robots.txt: ten sitemaps under `Crawl-delay: 0.4`
-/// outlived a 2 s lease, and that URL was served and requested again.
+/// A stop (Ctrl-C) while a host's sitemaps are read ends the reading
+/// instead of waiting out one slot of the host's gate per file; robots.txt
+/// is then not remembered, so the next run reads the sitemaps again and
+/// the crawl is whole.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn reading_many_sitemaps_does_not_outlive_a_lease() {
+async fn a_stop_ends_the_reading_of_sitemaps_and_the_rerun_reads_them() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::time::Instant;
     const MAPS: usize = 10;
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -74,7 +76,7 @@ async fn reading_many_sitemaps_does_not_outlive_a_lease() {
         *log.lock().unwrap().entry(path.to_string()).or_default() += 1;
         let url = |p: &str| format!("http://{HOST}{p}");
         if path == "/robots.txt" {
-            let mut r = String::from("User-agent: *\nCrawl-delay: 0.4\n");
+            let mut r = String::from("User-agent: *\nCrawl-delay: 0.5\n");
             for i in 0..MAPS {
                 r += &format!("Sitemap: {}\n", url(&format!("/map{i}.xml")));
             }
@@ -94,10 +96,32 @@ async fn reading_many_sitemaps_does_not_outlive_a_lease() {
     }));
     let (dir, mut cfg) = common::one_host_config(HOST, addr);
     cfg.max_depth = 1;
-    cfg.lease = Duration::from_secs(2);
+    let stop = Arc::new(AtomicBool::new(false));
+    let crawl = tokio::spawn(mgz_crawl::crawl(cfg.clone(), stop.clone()));
+    // Robots.txt, the seed, then ten sitemaps half a second apart at least.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    stop.store(true, Ordering::Relaxed);
+    let stopped = Instant::now();
+    crawl.await.unwrap().unwrap();
+    let took = stopped.elapsed();
+    let maps_read =
+        |a: &BTreeMap<String, usize>| a.keys().filter(|p| p.starts_with("/map")).count();
+    let read = maps_read(&asked.lock().unwrap());
+    assert!(read < MAPS, "all {MAPS} sitemaps were read before the stop");
+    // The old code read the other sitemaps first: 0.5 s a file.
+    assert!(
+        took < Duration::from_millis(500) * (MAPS - read) as u32,
+        "the stop took {took:?} with {} sitemaps left",
+        MAPS - read
+    );
+    // The rerun reads robots.txt and every sitemap again, and stores all.
     let summary = common::run(cfg).await;
     let stored = common::stored_pages(&dir.path().join("pages.db"));
-    // The seed and the ten pages the sitemaps list.
     assert_eq!(stored.len(), MAPS + 1, "{stored:?} {summary:?}");
-    each_asked_once(&asked, 2 * MAPS + 2);
+    let asked = asked.lock().unwrap().clone();
+    assert_eq!(asked.get("/robots.txt"), Some(&2), "{asked:?}");
+    let pages_twice: Vec<_> = (asked.iter())
+        .filter(|(p, n)| !p.starts_with("/map") && p.as_str() != "/robots.txt" && **n > 1)
+        .collect();
+    assert!(pages_twice.is_empty(), "pages asked twice: {pages_twice:?}");
 }
