@@ -610,7 +610,7 @@ mod tests {
         ]);
         assert_eq!(set.fetch.max_body, 512 << 10);
         assert_eq!(set.fetch.total_timeout, Duration::from_secs(5));
-        assert_eq!(set.lease, default.lease);
+        assert_eq!(set.lease, Duration::from_secs(2 * 52 * (5 + 30)));
         assert_eq!(default.lease, CrawlConfig::default().lease);
         // A long --timeout or --delay lengthens the lease past the slowest
         // visit: 52 requests and gate slots, twice.
