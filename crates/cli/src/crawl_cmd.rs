@@ -166,11 +166,10 @@ pub struct CrawlArgs {
     pub json: bool,
 }
 
-/// `--max-body`: a size of at least 1 KiB (a smaller cap would store
-/// nothing but truncated fragments).
 /// Most `--delay-factor` accepts: past it every slow host waits the cap.
 const MAX_DELAY_FACTOR: f64 = 100.0;
 
+/// `--delay-factor`: a number from 0 to [`MAX_DELAY_FACTOR`] (not NaN).
 fn delay_factor(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(f) if (0.0..=MAX_DELAY_FACTOR).contains(&f) => Ok(f),
@@ -179,6 +178,8 @@ fn delay_factor(s: &str) -> Result<f64, String> {
     }
 }
 
+/// `--max-body`: a size of at least 1 KiB (a smaller cap would store
+/// nothing but truncated fragments).
 fn body_cap(s: &str) -> Result<u64, String> {
     match crate::size_arg::parse_size(s)? {
         n if n < 1024 => Err(format!("{s:?}: at least 1K")),

@@ -132,9 +132,9 @@ pub struct CrawlConfig {
 
 /// A lease long enough for the slowest visit of a URL under a `delay` and a
 /// request `timeout`: the visit that first meets a host fetches its
-/// robots.txt and reads up to [`crate::robots_fetch::MAX_SITEMAPS_PER_ORIGIN`]
-/// sitemap files, each a slot of the host's gate apart (the delay, or a
-/// `Crawl-delay` of up to 30 s), then fetches the page, each request taking
+/// robots.txt and reads up to 50 sitemap files (`MAX_SITEMAPS_PER_ORIGIN`),
+/// each a slot of the host's gate apart (the delay, or a `Crawl-delay` of
+/// up to 30 s), then fetches the page, each request taking
 /// up to `timeout`; and a URL may wait up to half its lease for its host's
 /// turn before it is handed back. So: twice (files + 2) × (timeout + the
 /// longer of the delay and 30 s), at least 600 s. Defaults (1 s, 60 s):

@@ -63,6 +63,16 @@ struct Slot {
     delay_ms: u64,
 }
 
+impl Slot {
+    /// Takes the next slot at `now`: returns when it starts and moves
+    /// `next` one delay past it.
+    fn take(&mut self, now: Instant) -> Instant {
+        let start = self.next.max(now);
+        self.next = start + Duration::from_millis(self.delay_ms);
+        start
+    }
+}
+
 struct Inner {
     slots: HashMap<u64, Slot>,
     /// Sweep once `slots` holds this many gates.
@@ -187,10 +197,7 @@ impl Gates {
     pub fn reserve(&self, host: &str) -> Instant {
         let mut g = self.lock();
         let now = Instant::now();
-        let slot = g.slot(host, self.default_ms, now);
-        let start = slot.next.max(now);
-        slot.next = start + Duration::from_millis(slot.delay_ms);
-        start
+        g.slot(host, self.default_ms, now).take(now)
     }
 
     /// Notes that a request to `host` just finished, its server having
@@ -236,6 +243,20 @@ impl Gates {
         None
     }
 
+    /// Reserves the next slot of `host` and returns when it starts, unless
+    /// that is more than `max_wait` from now: then reserves nothing and
+    /// returns how far off it is. One look at the gate for both.
+    pub fn reserve_within(&self, host: &str, max_wait: Duration) -> Result<Instant, Duration> {
+        let mut g = self.lock();
+        let now = Instant::now();
+        let slot = g.slot(host, self.default_ms, now);
+        let ahead = slot.next.saturating_duration_since(now);
+        if ahead > max_wait {
+            return Err(ahead);
+        }
+        Ok(slot.take(now))
+    }
+
     /// How long until `host`'s next free slot (zero when it is free now or
     /// has no gate).
     pub fn ahead(&self, host: &str) -> Duration {
@@ -243,12 +264,6 @@ impl Gates {
         g.slots.get(&key(host)).map_or(Duration::ZERO, |s| {
             s.next.saturating_duration_since(Instant::now())
         })
-    }
-
-    /// Waits for the next slot of `host`.
-    pub async fn wait(&self, host: &str) {
-        let start = self.reserve(host);
-        tokio::time::sleep_until(start.into()).await;
     }
 
     /// Number of hosts (politeness units) that ever had a gate.
@@ -404,13 +419,15 @@ mod tests {
         // next free one comes after the block, and the block is reported.
         assert!(reserved <= Instant::now() + s);
         assert_eq!(g.blocked_until("busy"), Some(until));
-        assert!(g.ahead("busy") > 59 * s);
-        assert!(g.reserve("busy") >= until);
+        let ahead = g.reserve_within("busy", 2 * s).unwrap_err();
+        assert!(ahead > 59 * s, "{ahead:?}");
+        assert!(g.reserve_within("busy", 61 * s).unwrap() >= until);
         // A shorter block later does not shorten it; other hosts are free.
         g.block("busy", Instant::now() + s);
         assert_eq!(g.blocked_until("busy"), Some(until));
         assert_eq!(g.blocked_until("other"), None);
         assert_eq!(g.ahead("other"), Duration::ZERO);
+        assert!(g.reserve_within("other", Duration::ZERO).unwrap() <= Instant::now());
         // An ended block is forgotten.
         g.block("brief", Instant::now() - s);
         assert_eq!(g.blocked_until("brief"), None);

@@ -122,11 +122,13 @@ impl Shared {
     async fn take_slot(&self, unit: &str, max_wait: Duration) -> Option<Duration> {
         let may_hand_back = max_wait < Duration::MAX;
         loop {
-            let ahead = self.gates.ahead(unit);
-            if ahead > max_wait || (may_hand_back && self.stopping()) {
-                return Some(ahead);
+            if may_hand_back && self.stopping() {
+                return Some(self.gates.ahead(unit));
             }
-            let start = self.gates.reserve(unit);
+            let start = match self.gates.reserve_within(unit, max_wait) {
+                Ok(start) => start,
+                Err(ahead) => return Some(ahead),
+            };
             // In steps, so a stop is seen within one (the slot then goes
             // unused: the host only waits longer).
             while Instant::now() < start {
