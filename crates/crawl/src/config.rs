@@ -135,9 +135,11 @@ pub struct CrawlConfig {
 /// robots.txt and reads up to 50 sitemap files (`MAX_SITEMAPS_PER_ORIGIN`),
 /// each a slot of the host's gate apart (the delay, or a `Crawl-delay` of
 /// up to 30 s), then fetches the page, each request taking
-/// up to `timeout`; and a URL may wait up to half its lease for its host's
-/// turn before it is handed back. So: twice (files + 2) × (timeout + the
-/// longer of the delay and 30 s), at least 600 s. Defaults (1 s, 60 s):
+/// up to `timeout`. So: twice (files + 2) × (timeout + the longer of the
+/// delay and 30 s), at least 600 s. A visit's waits for hosts' turns
+/// (robots.txt, sitemaps, the page) end by half its lease together: a
+/// turn further off hands the URL back (`worker::handle`), and the
+/// requests fit in the other half. Defaults (1 s, 60 s):
 /// 2 × 52 × 90 s = 2 h 36 min.
 pub fn lease_for(delay: Duration, timeout: Duration) -> Duration {
     let slot = delay.max(crate::robots::MAX_CRAWL_DELAY);

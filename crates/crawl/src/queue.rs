@@ -26,11 +26,12 @@ use mgz_frontier::{
 use crate::CrawlError;
 
 /// Whether a URL waits for a retry (network error, 5xx, 429/503, robots
-/// unreachable). Retrying URLs do not hold their wave back: a page that
-/// fails for minutes must not stall the whole crawl. (Should it succeed
-/// later, its links may be found after a deeper path to them; documented.)
+/// unreachable, its host's turn far off). Retrying URLs do not hold their
+/// wave back: a page that fails for minutes must not stall the whole crawl.
+/// (Should it succeed later, its links may be found after a deeper path to
+/// them; documented.)
 pub fn is_retrying(meta: &mgz_frontier::Metadata) -> bool {
-    ["tries", "throttled", "robots_tries"]
+    ["tries", "throttled", "robots_tries", "far_turn"]
         .iter()
         .any(|k| meta.contains_key(*k))
 }

@@ -10,7 +10,7 @@
 //! "unavailable" (everything allowed), and as a failed sitemap fetch.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::CrawlError;
 use crate::discover::discover;
@@ -19,7 +19,7 @@ use crate::gate::Gates;
 use crate::robots::{CACHE_TTL, MAX_ROBOTS_BYTES, Robots};
 use crate::robots_cache::RobotsCache;
 use crate::robots_store::SavedRobots;
-use crate::run::Shared;
+use crate::run::{PageGet, Shared};
 use crate::sitemap::{self, Sitemap};
 
 /// Most sitemap files fetched per origin (index files included).
@@ -27,23 +27,45 @@ pub const MAX_SITEMAPS_PER_ORIGIN: usize = 50;
 /// Most redirects followed to reach a robots.txt or sitemap file.
 pub const MAX_FILE_REDIRECTS: usize = 5;
 
-/// GET `url` as [`Shared::polite_get_capped`] does, following redirects
-/// (see the module doc). `hop_allowed` says whether a hop's host may be
-/// asked; a refused hop ends the chain at the response that pointed to it.
-/// Returns the last response and the URL that gave it.
+/// What [`get_following`] came to.
+enum FileGet {
+    /// The last response of the chain and the URL that gave it (boxed:
+    /// the response is large beside the other variant).
+    Got(Box<Fetched>, url::Url),
+    /// A hop's host has its turn more than the visit's time left away (or
+    /// the crawl stops): the visit is handed back for this long.
+    Later(Duration),
+}
+
+/// Time left until `deadline`.
+fn left(deadline: Instant) -> Duration {
+    deadline.saturating_duration_since(Instant::now())
+}
+
+/// GET `url` as [`Shared::polite_get`] does, each hop waiting for its
+/// host's turn until `deadline` at most, following redirects (see the
+/// module doc). `hop_allowed` says whether a hop's host may be asked; a
+/// refused hop ends the chain at the response that pointed to it.
 async fn get_following(
     sh: &Shared,
     url: &str,
     cap: usize,
+    deadline: Instant,
     hop_allowed: impl Fn(&str) -> bool,
-) -> Result<(Fetched, url::Url), CrawlError> {
+) -> Result<FileGet, CrawlError> {
     let mut url = url::Url::parse(url).map_err(|e| CrawlError::Config(format!("{url}: {e}")))?;
     let mut asked = vec![url.to_string()];
     loop {
         let host = url.host_str().unwrap_or("").to_string();
-        let resp = sh.polite_get_capped(&host, url.as_str(), cap).await?;
+        let resp = match sh
+            .polite_get(&host, url.as_str(), cap, left(deadline))
+            .await
+        {
+            PageGet::Done(resp) => resp?,
+            PageGet::HandBack(ahead) => return Ok(FileGet::Later(ahead)),
+        };
         if !(300..=399).contains(&resp.status) || asked.len() > MAX_FILE_REDIRECTS {
-            return Ok((resp, url));
+            return Ok(FileGet::Got(Box::new(resp), url));
         }
         let next = (resp.header("location"))
             .and_then(|l| url.join(l.trim()).ok())
@@ -55,7 +77,7 @@ async fn get_following(
                 asked.push(n.to_string());
                 url = n;
             }
-            None => return Ok((resp, url)),
+            None => return Ok(FileGet::Got(Box::new(resp), url)),
         }
     }
 }
@@ -66,19 +88,34 @@ async fn get_following(
 /// enough for [`MAX_SITEMAPS_PER_ORIGIN`] files): a crawl killed before
 /// they are all read has not settled that URL, so the next run visits it,
 /// fetches robots.txt and reads them again.
-pub async fn robots_for(sh: &Shared, url: &url::Url, depth: u32) -> Arc<Robots> {
+///
+/// Every wait (for the origin's lock, for a host's turn) ends by
+/// `deadline`, the visit's share of its lease, and when the crawl stops.
+/// `Err(wait)` when one did not come in time: the visit is to be handed
+/// back for `wait`, and nothing of this try is remembered (not in the
+/// cache, not in `robots.db`), so the next visit fetches robots.txt and
+/// reads every sitemap again. A host blocked for an hour by a 429, or a
+/// Ctrl-C, thus no longer holds a visit waiting at robots.txt or at a
+/// sitemap past its lease or past the stop.
+pub async fn robots_for(
+    sh: &Shared,
+    url: &url::Url,
+    depth: u32,
+    deadline: Instant,
+) -> Result<Arc<Robots>, Duration> {
     let origin = url.origin().ascii_serialization();
     if let Some(r) = sh.robots.get(&origin) {
-        return r;
+        return Ok(r);
     }
     // One fetch per origin at a time: the others wait for its outcome.
     let lock = {
         let mut m = sh.robots_locks.lock().unwrap_or_else(|p| p.into_inner());
         m.entry(origin.clone()).or_default().clone()
     };
-    let robots = {
-        let _guard = lock.lock().await;
-        robots_locked(sh, url, depth, origin.clone()).await
+    let robots = match tokio::time::timeout_at(deadline.into(), lock.lock()).await {
+        Ok(_guard) => robots_locked(sh, url, depth, origin.clone(), deadline).await,
+        // Another visit is still at it: this one comes back later.
+        Err(_) => Err(Duration::ZERO),
     };
     // The lock is forgotten once no task holds it (the map would otherwise
     // keep one per origin ever seen); clones are taken under the map's lock.
@@ -90,16 +127,29 @@ pub async fn robots_for(sh: &Shared, url: &url::Url, depth: u32) -> Arc<Robots> 
 }
 
 /// [`robots_for`] under the origin's lock.
-async fn robots_locked(sh: &Shared, url: &url::Url, depth: u32, origin: String) -> Arc<Robots> {
+async fn robots_locked(
+    sh: &Shared,
+    url: &url::Url,
+    depth: u32,
+    origin: String,
+    deadline: Instant,
+) -> Result<Arc<Robots>, Duration> {
     if let Some(r) = sh.robots.get(&origin) {
-        return r;
+        return Ok(r);
     }
     // Fetched by this crawl before (its sitemaps read then), and since
     // dropped from the bounded cache or never loaded into it.
     let now = crate::queue::now_s();
     if let Some(e) = sh.robots_store.load(&origin, now) {
         let agent = &sh.robots_agent;
-        return restore(&sh.robots, &sh.gates, agent, sh.cfg.politeness, &e, now);
+        return Ok(restore(
+            &sh.robots,
+            &sh.gates,
+            agent,
+            sh.cfg.politeness,
+            &e,
+            now,
+        ));
     }
     let host = url.host_str().unwrap_or("");
     let mut saved = SavedRobots {
@@ -112,17 +162,18 @@ async fn robots_locked(sh: &Shared, url: &url::Url, depth: u32, origin: String) 
     let fetched = match &robots_url {
         // Its own cap, not the page cap: RFC 9309 asks for at least
         // 500 KiB to be parsed, and nothing past that is used.
-        Some(at) => get_following(sh, at.as_str(), MAX_ROBOTS_BYTES, |_| true).await,
+        Some(at) => get_following(sh, at.as_str(), MAX_ROBOTS_BYTES, deadline, |_| true).await,
         None => Err(CrawlError::Config(format!(
             "no robots.txt URL for {origin}"
         ))),
     };
     let robots = match fetched {
-        Ok((resp, at)) => {
+        Ok(FileGet::Got(resp, at)) => {
             robots_url = Some(at);
             (saved.status, saved.body) = (resp.status, resp.body);
             Robots::from_response(saved.status, &saved.body, &sh.robots_agent)
         }
+        Ok(FileGet::Later(wait)) => return Err(wait),
         // The page fetch will be refused and recorded by the same guard; a
         // redirect to a refused address leaves robots.txt unavailable (4xx).
         Err(CrawlError::Blocked { .. }) => Robots::AllowAll,
@@ -142,23 +193,26 @@ async fn robots_locked(sh: &Shared, url: &url::Url, depth: u32, origin: String) 
     {
         maps.push(format!("{origin}/sitemap.xml"));
     }
-    let robots = sh.robots.put(&origin, robots, sh.cfg.robots_retry);
-    let mut read_all = true;
     if sh.cfg.sitemaps != crate::config::Sitemaps::Off
         && depth < sh.cfg.max_depth
         && !maps.is_empty()
     {
-        match read_sitemaps(sh, maps, depth + 1).await {
-            Ok(all) => read_all = all,
+        match read_sitemaps(sh, maps, depth + 1, deadline).await {
+            Ok(None) => {}
+            // Not all read: neither cached nor remembered, so the visit
+            // that comes back reads them all (the URLs already found
+            // are known to the frontier by then).
+            Ok(Some(wait)) => return Err(wait),
             Err(e) => tracing::warn!("sitemaps of {origin}: {e}"),
         }
     }
     // After the sitemaps: a crawl killed or stopped before this point
-    // reads them again.
-    if persist && read_all {
+    // fetches robots.txt and reads them again.
+    let robots = sh.robots.put(&origin, robots, sh.cfg.robots_retry);
+    if persist {
         sh.robots_store.save(&saved);
     }
-    robots
+    Ok(robots)
 }
 
 /// Puts a remembered outcome `e` (from `robots.db`) into `cache` for what is
@@ -190,13 +244,20 @@ fn resolve(base: Option<&url::Url>, map: &str) -> Option<String> {
         .map(String::from)
 }
 
-/// Reads the sitemap files `todo` (and those their indexes list): `false`
-/// when the crawl stopped before they were all read.
-async fn read_sitemaps(sh: &Shared, mut todo: Vec<String>, depth: u32) -> Result<bool, CrawlError> {
+/// Reads the sitemap files `todo` (and those their indexes list), each
+/// waiting for its host's turn until `deadline` at most: `Some(wait)` when
+/// the crawl stopped or a turn was further off (`wait` until it) before
+/// they were all read.
+async fn read_sitemaps(
+    sh: &Shared,
+    mut todo: Vec<String>,
+    depth: u32,
+    deadline: Instant,
+) -> Result<Option<Duration>, CrawlError> {
     let mut done = std::collections::HashSet::new();
     while let Some(map) = todo.pop() {
         if sh.stopping() {
-            return Ok(false);
+            return Ok(Some(Duration::ZERO));
         }
         if done.len() >= MAX_SITEMAPS_PER_ORIGIN || !done.insert(map.clone()) {
             continue;
@@ -209,14 +270,15 @@ async fn read_sitemaps(sh: &Shared, mut todo: Vec<String>, depth: u32) -> Result
             continue;
         }
         let in_scope = |h: &str| sh.filter.host_in_scope(h);
-        let (mut resp, u) =
-            match get_following(sh, &map, sitemap::MAX_SITEMAP_BYTES, in_scope).await {
-                Ok((r, at)) if r.status == 200 => (r, at),
-                _ => {
-                    sh.counters.error("sitemap_fetch");
-                    continue;
-                }
-            };
+        let cap = sitemap::MAX_SITEMAP_BYTES;
+        let (mut resp, u) = match get_following(sh, &map, cap, deadline, in_scope).await {
+            Ok(FileGet::Got(r, at)) if r.status == 200 => (r, at),
+            Ok(FileGet::Later(wait)) => return Ok(Some(wait)),
+            _ => {
+                sh.counters.error("sitemap_fetch");
+                continue;
+            }
+        };
         // A gzip file's inflated text (up to 50 MB) counts in the body budget too.
         let (parsed, cut) = match resp.lease.as_mut() {
             Some(lease) => sitemap::parse_covered(&resp.body, lease).await,
@@ -241,5 +303,5 @@ async fn read_sitemaps(sh: &Shared, mut todo: Vec<String>, depth: u32) -> Result
             Err(_) => sh.counters.error("sitemap_parse"),
         }
     }
-    Ok(true)
+    Ok(None)
 }

@@ -73,39 +73,29 @@ pub struct Shared {
 }
 
 impl Shared {
-    /// GETs `url` on `host` inside its politeness gate.
+    /// GETs `url` on `host` inside its politeness gate (body capped at
+    /// `cap`), or, when the host's turn is more than `max_wait` away (a
+    /// long delay, a 429's `Retry-After`) or the crawl stops first, how
+    /// long until that turn: the caller then hands its URL back to the
+    /// frontier rather than hold it past its lease (`CrawlConfig::lease`).
     pub async fn polite_get(
         &self,
         host: &str,
         url: &str,
-    ) -> Result<crate::fetch::Fetched, CrawlError> {
-        self.polite_get_capped(host, url, self.cfg.fetch.max_body)
-            .await
-    }
-
-    /// [`Shared::polite_get`] with its own body cap.
-    pub async fn polite_get_capped(
-        &self,
-        host: &str,
-        url: &str,
         cap: usize,
-    ) -> Result<crate::fetch::Fetched, CrawlError> {
-        let unit = self.politeness_unit(host);
-        // No slot is more than `Duration::MAX` away: this never hands back.
-        let _ = self.take_slot(unit, Duration::MAX).await;
-        self.get_in_slot(unit, url, cap).await
-    }
-
-    /// A leased page's GET inside its host's gate, or, when the host's turn
-    /// is more than `max_wait` away (far-apart slots, a 429's
-    /// `Retry-After`), how long until it: the URL is then handed back to the
-    /// frontier rather than held past its lease (`CrawlConfig::lease`).
-    pub async fn page_get(&self, host: &str, url: &str, max_wait: Duration) -> PageGet {
+        max_wait: Duration,
+    ) -> PageGet {
         let unit = self.politeness_unit(host);
         match self.take_slot(unit, max_wait).await {
             Some(ahead) => PageGet::HandBack(ahead),
-            None => PageGet::Done(self.get_in_slot(unit, url, self.cfg.fetch.max_body).await),
+            None => PageGet::Done(self.get_in_slot(unit, url, cap).await),
         }
+    }
+
+    /// A leased page's GET: [`Shared::polite_get`] with the page body cap.
+    pub async fn page_get(&self, host: &str, url: &str, max_wait: Duration) -> PageGet {
+        self.polite_get(host, url, self.cfg.fetch.max_body, max_wait)
+            .await
     }
 
     /// Whether the crawl is stopping (its caller raised the stop flag).
@@ -117,22 +107,25 @@ impl Shared {
     /// unless the next free one is more than `max_wait` away: then returns
     /// how far it is. A slot reserved before the host was blocked is given
     /// up when it comes (the request does not go out) and the next taken.
-    /// A wait that may hand back (`max_wait` below `Duration::MAX`) also
-    /// ends when the crawl stops: a stop does not wait for hosts' turns.
+    /// The wait also ends when the crawl stops: a stop does not wait for
+    /// hosts' turns.
     async fn take_slot(&self, unit: &str, max_wait: Duration) -> Option<Duration> {
-        let may_hand_back = max_wait < Duration::MAX;
+        // A slot given up for a block is followed by another look: all the
+        // looks together wait at most `max_wait`.
+        let deadline = Instant::now().checked_add(max_wait);
         loop {
-            if may_hand_back && self.stopping() {
+            if self.stopping() {
                 return Some(self.gates.ahead(unit));
             }
-            let start = match self.gates.reserve_within(unit, max_wait) {
+            let left = deadline.map_or(max_wait, |d| d.saturating_duration_since(Instant::now()));
+            let start = match self.gates.reserve_within(unit, left) {
                 Ok(start) => start,
                 Err(ahead) => return Some(ahead),
             };
             // In steps, so a stop is seen within one (the slot then goes
             // unused: the host only waits longer).
             while Instant::now() < start {
-                if may_hand_back && self.stopping() {
+                if self.stopping() {
                     return Some(start.saturating_duration_since(Instant::now()));
                 }
                 let step = start.min(Instant::now() + STOP_CHECK);

@@ -128,20 +128,34 @@ async fn handle(sh: &Shared, rec: &mut UrlRecord) -> Result<Next, CrawlError> {
         sh.store.store(row).await?;
         return Ok(Next::Complete);
     }
+    // A host's turn may come after this lease ends (a long delay, many of
+    // its URLs leased at once, a 429's Retry-After): the frontier would
+    // serve the URL again and it would be fetched twice. The visit's waits
+    // (robots.txt, sitemaps, the page) end by half the lease, the other
+    // half being for the requests themselves (`config::lease_for`); the URL
+    // is handed back until the host's turn instead.
+    let now = std::time::Instant::now();
+    // A lease too long for the clock (a library caller's `Duration::MAX`):
+    // a year is as good as forever here.
+    let deadline = (now.checked_add(sh.cfg.lease / 2))
+        .unwrap_or_else(|| now + Duration::from_secs(365 * 24 * 3600));
     if !sh.cfg.ignore_robots {
-        let robots = crate::robots_fetch::robots_for(sh, &url, rec.depth).await;
+        let robots = match crate::robots_fetch::robots_for(sh, &url, rec.depth, deadline).await {
+            Ok(robots) => robots,
+            Err(ahead) => {
+                tracing::debug!("{url}: handed back for {ahead:?}, before robots.txt");
+                return Ok(hand_back(sh, rec, ahead));
+            }
+        };
         if !robots.allowed(url.as_str()) {
             return Ok(robots_refused(sh, rec, &robots));
         }
     }
-    // The host's turn may come after this lease ends (a long delay, many
-    // of its URLs leased at once, a 429's Retry-After): the frontier would
-    // serve the URL again and it would be fetched twice. Handed back until
-    // then instead.
-    let fetched = match sh.page_get(&host, url.as_str(), sh.cfg.lease / 2).await {
+    let max_wait = deadline.saturating_duration_since(std::time::Instant::now());
+    let fetched = match sh.page_get(&host, url.as_str(), max_wait).await {
         PageGet::HandBack(ahead) => {
             tracing::debug!("{url}: handed back for {ahead:?}, its host's next slot");
-            return Ok(Next::Retry(later(ahead)));
+            return Ok(hand_back(sh, rec, ahead));
         }
         PageGet::Done(fetched) => fetched,
     };
@@ -160,6 +174,18 @@ async fn handle(sh: &Shared, rec: &mut UrlRecord) -> Result<Next, CrawlError> {
             on_response(sh, rec, resp).await
         }
     }
+}
+
+/// Hands a URL back to the frontier until a host's turn, `ahead` away. A
+/// turn further off than the crawl waits for retries (`max_retry_wait`: a
+/// 429's hour-long block, say) makes the URL a retry (`far_turn`), so it
+/// does not keep a crawl from ending, as the 429's own URL does not: it
+/// stays in the state for a later run. A stop's hand-back marks nothing.
+fn hand_back(sh: &Shared, rec: &mut UrlRecord, ahead: Duration) -> Next {
+    if !sh.stopping() && ahead > sh.cfg.max_retry_wait {
+        bump_meta(&mut rec.metadata, "far_turn");
+    }
+    Next::Retry(later(ahead))
 }
 
 fn robots_refused(sh: &Shared, rec: &mut UrlRecord, robots: &Robots) -> Next {

@@ -10,7 +10,7 @@ use mgz_crawl::net::ResolveRule;
 use mgz_crawl::traps::Scope;
 use mgz_crawl::{CrawlConfig, Sitemaps};
 use mgz_url::QueueKeyKind;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 
 const HOSTS: [&str; 3] = ["a.x.test", "b.x.test", "c.x.test"];
 const DELAY: Duration = Duration::from_millis(150);
@@ -27,28 +27,10 @@ async fn serve(listener: tokio::net::TcpListener, log: Arc<Mutex<Vec<Seen>>>) {
     while let Ok((mut sock, _)) = listener.accept().await {
         let log = log.clone();
         tokio::spawn(async move {
-            let mut head = Vec::new();
-            let mut buf = [0u8; 4096];
-            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-                match sock.read(&mut buf).await {
-                    Ok(0) | Err(_) => return,
-                    Ok(n) => head.extend_from_slice(&buf[..n]),
-                }
-            }
+            let Some((path, host)) = common::read_request(&mut sock).await else {
+                return;
+            };
             let arrived = Instant::now();
-            let head = String::from_utf8_lossy(&head).to_string();
-            let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
-            let host = head
-                .lines()
-                .find_map(|l| {
-                    l.strip_prefix("host: ")
-                        .or_else(|| l.strip_prefix("Host: "))
-                })
-                .unwrap_or("")
-                .split(':')
-                .next()
-                .unwrap_or("")
-                .to_string();
             let (status, body) = match path.as_str() {
                 "/" => {
                     let mut b = String::from("<html><body>");

@@ -209,3 +209,45 @@ async fn a_429_holds_back_the_hosts_other_leased_urls_too() {
     assert!(early.is_empty(), "asked during the Retry-After: {early:?}");
     assert_eq!(arrivals.len(), 8, "{arrivals:?}");
 }
+
+/// The other URLs of a host blocked for an hour by a 429, handed back when
+/// their turn is past half their lease, do not keep the crawl waiting the
+/// hour either: like the 429's own URL they count as retries, and the
+/// crawl ends once only retries due later than `max_retry_wait` are left.
+/// Until session 50 they counted as pending, and the crawl waited.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn urls_handed_back_for_a_long_block_do_not_hold_the_crawls_end() {
+    use std::sync::{Arc, Mutex};
+    let asked = Arc::new(Mutex::new(Vec::<String>::new()));
+    let seen = asked.clone();
+    let (dir, mut cfg) = common::raw_host("blocked.test", move |path| {
+        let mut asked = seen.lock().unwrap();
+        asked.push(path.to_string());
+        if path == "/" {
+            let links: String = (0..6).map(|i| format!("<a href=/p{i}>{i}</a>")).collect();
+            return ("200 OK", "text/html".into(), links.into_bytes());
+        }
+        (
+            "429 Too Many Requests",
+            "text/html\r\nRetry-After: 3600".into(),
+            Vec::new(),
+        )
+    })
+    .await;
+    cfg.ignore_robots = true;
+    cfg.per_host = 6;
+    // Slots 300 ms apart: the 429 is read before the next goes out.
+    cfg.delay = Duration::from_millis(300);
+    cfg.max_depth = 1;
+    // A visit waits up to 1 s for its host's turn.
+    cfg.lease = Duration::from_secs(2);
+    cfg.max_retry_wait = Duration::from_secs(1);
+    let summary = tokio::time::timeout(Duration::from_secs(60), common::run(cfg))
+        .await
+        .expect("the crawl waited for the hour's block");
+    let stored = common::stored_pages(&dir.path().join("pages.db"));
+    assert_eq!(stored.len(), 1, "{stored:?} {summary:?}");
+    // The seed, and one page: its 429 held back the five others.
+    let asked = asked.lock().unwrap().clone();
+    assert_eq!(asked.len(), 2, "{asked:?}");
+}
