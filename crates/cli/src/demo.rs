@@ -110,7 +110,8 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
             server.addr()
         );
         let cfg = crawl_config(&args, &sim, &server.resolve_spec(), &dir)?;
-        let summary = mgz_crawl::crawl(cfg, Arc::new(AtomicBool::new(false))).await?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let summary = crate::crawl_cmd::on_a_worker(cfg, stop).await?;
         server.shutdown();
         anyhow::Ok(summary)
     })?;
