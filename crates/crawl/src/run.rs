@@ -149,6 +149,19 @@ impl Shared {
         // A failed request took what it took (a timeout: the whole timeout).
         let response_time = result.as_ref().map_or(sent.elapsed(), |f| f.response_time);
         self.gates.done(unit, response_time);
+        // A 429 or 503, whatever was asked (robots.txt, a sitemap, a page),
+        // holds back every request to the host until its `Retry-After`, or
+        // one back-off step without one. A page's answer may block longer
+        // (`worker::throttled`: its back-off grows with its tries).
+        if let Ok(f) = &result
+            && matches!(f.status, 429 | 503)
+        {
+            let wait = (f.header("retry-after"))
+                .and_then(|v| crate::fetch::retry_after(v, chrono::Utc::now()))
+                .unwrap_or(self.cfg.backoff)
+                .min(MAX_BLOCK);
+            self.gates.block(unit, Instant::now() + wait);
+        }
         drop(in_flight);
         result
     }
@@ -159,6 +172,10 @@ impl Shared {
         mgz_url::host_queue_key(host, self.cfg.politeness)
     }
 }
+
+/// Longest block a 429 or 503 sets on its host's gate (`Retry-After` is
+/// capped there too).
+const MAX_BLOCK: Duration = Duration::from_secs(86_400);
 
 /// How often a wait for a host's turn looks at the stop flag.
 const STOP_CHECK: Duration = Duration::from_millis(200);

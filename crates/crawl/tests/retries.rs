@@ -251,3 +251,57 @@ async fn urls_handed_back_for_a_long_block_do_not_hold_the_crawls_end() {
     let asked = asked.lock().unwrap().clone();
     assert_eq!(asked.len(), 2, "{asked:?}");
 }
+
+/// A 429 on robots.txt holds the host back until its `Retry-After` too:
+/// robots.txt counts as unreachable and is asked again after
+/// `--robots-retry`, but not before the server said. Until session 50 only
+/// a page's 429 blocked the host, and robots.txt was asked again after
+/// the 1 s retry inside a 3 s `Retry-After`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_429_on_robots_txt_holds_the_host_back_until_its_retry_after() {
+    use std::sync::{Arc, Mutex};
+    use std::time::Instant;
+    // Every request's arrival, and when the 429 was answered.
+    let log = Arc::new(Mutex::new((
+        Vec::<(Instant, String)>::new(),
+        None::<Instant>,
+    )));
+    let seen = log.clone();
+    let (dir, mut cfg) = common::raw_host("robots429.test", move |path| {
+        let mut log = seen.lock().unwrap();
+        log.0.push((Instant::now(), path.to_string()));
+        if path == "/robots.txt" && log.1.is_none() {
+            log.1 = Some(Instant::now());
+            return (
+                "429 Too Many Requests",
+                "text/plain\r\nRetry-After: 3".into(),
+                Vec::new(),
+            );
+        }
+        match path {
+            "/robots.txt" => (
+                "200 OK",
+                "text/plain".into(),
+                b"User-agent: *\nAllow: /\n".to_vec(),
+            ),
+            _ => ("200 OK", "text/html".into(), b"<title>t</title>".to_vec()),
+        }
+    })
+    .await;
+    cfg.robots_retry = Duration::from_millis(300);
+    cfg.robots_retries = 3;
+    let summary = tokio::time::timeout(Duration::from_secs(60), common::run(cfg))
+        .await
+        .expect("the crawl ended");
+    let stored = common::stored_pages(&dir.path().join("pages.db"));
+    assert_eq!(stored.len(), 1, "{stored:?} {summary:?}");
+    let (arrivals, throttled) = log.lock().unwrap().clone();
+    let throttled = throttled.expect("a 429 was sent");
+    let paths: Vec<&str> = arrivals.iter().map(|(_, p)| p.as_str()).collect();
+    assert_eq!(paths, ["/robots.txt", "/robots.txt", "/"], "{arrivals:?}");
+    let again = arrivals[1].0.duration_since(throttled);
+    assert!(
+        again >= Duration::from_secs(3),
+        "robots.txt asked again after {again:?}"
+    );
+}
