@@ -60,3 +60,47 @@ fn a_delay_factor_out_of_range_is_refused_before_anything_is_made() {
         assert!(!state.exists(), "{bad:?}: the state was made");
     }
 }
+
+#[test]
+fn a_ca_cert_that_cannot_be_used_is_refused_before_anything_is_made() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let garbage = dir.path().join("garbage.pem");
+    std::fs::write(
+        &garbage,
+        b"-----BEGIN CERTIFICATE-----\nAAECAwQF\n-----END CERTIFICATE-----\n",
+    )
+    .unwrap();
+    let empty = dir.path().join("empty.pem");
+    std::fs::write(&empty, b"").unwrap();
+    let missing = dir.path().join("missing.pem");
+    for (file, why) in [
+        (&garbage, "certificate 1"),
+        (&empty, "no PEM CERTIFICATE block"),
+        (&missing, "No such file"),
+    ] {
+        let arg = format!("--ca-cert={}", file.display());
+        let (ok, err) = crawl(dir.path(), &state, &[&arg, "https://127.0.0.1:9/"]);
+        assert!(!ok, "{file:?} was taken");
+        assert!(
+            err.contains(&format!("--ca-cert {}", file.display())) && err.contains(why),
+            "{file:?}: {err}"
+        );
+        assert!(!state.exists(), "{file:?}: the state was made");
+        assert!(!dir.path().join("pages.db").exists());
+    }
+}
+
+#[test]
+fn a_proxy_that_cannot_be_used_is_refused_before_anything_is_made() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    // It used to be refused after the state and database were made.
+    for bad in ["gopher://p.example", "http://"] {
+        let (ok, err) = crawl(dir.path(), &state, &["--proxy", bad, "http://127.0.0.1:9/"]);
+        assert!(!ok, "--proxy {bad:?} was taken");
+        assert!(err.contains("--proxy"), "{bad:?}: {err}");
+        assert!(!state.exists(), "{bad:?}: the state was made");
+        assert!(!dir.path().join("pages.db").exists());
+    }
+}

@@ -17,10 +17,12 @@ pub enum CrawlError {
         /// Which class of address it is.
         reason: &'static str,
     },
-    /// An HTTP-level failure (connect, timeout, protocol).
+    /// An HTTP-level failure (TLS, connect, timeout, protocol).
     #[error("http {kind}: {message}")]
     Http {
-        /// Short kind used for statistics (`timeout`, `connect`, `body`, `request`).
+        /// Short kind used for statistics (`tls`: a certificate not trusted
+        /// or not for the host, a failed handshake; `timeout`, `connect`,
+        /// `body`, `request`).
         kind: &'static str,
         /// Human-readable detail.
         message: String,

@@ -9,6 +9,7 @@
 //! all bodies held at once are bounded by the fetcher's [`BodyBudget`].
 
 use std::net::IpAddr;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -54,6 +55,11 @@ pub struct FetchConfig {
     /// is trusted (the user chose it), and hostnames are the proxy's to
     /// resolve.
     pub proxy: Option<String>,
+    /// PEM files of certificate authorities trusted on top of the built-in
+    /// roots (`--ca-cert`): an intranet's own CA, a test server's. Each
+    /// must hold at least one certificate, and every certificate in it
+    /// must parse ([`load_ca_file`]).
+    pub ca_certs: Vec<PathBuf>,
 }
 
 /// Default [`FetchConfig::body_budget`]: 128 MiB.
@@ -73,6 +79,7 @@ impl Default for FetchConfig {
             resolve: Vec::new(),
             allow_private: false,
             proxy: None,
+            ca_certs: Vec::new(),
         }
     }
 }
@@ -141,6 +148,12 @@ impl Fetcher {
             builder = builder.proxy(proxy);
             if let Some(host) = url.host_str() {
                 resolver = resolver.trusting(host);
+            }
+        }
+        for path in &cfg.ca_certs {
+            for der in load_ca_file(path)? {
+                let cert = reqwest::Certificate::from_der(&der).map_err(|e| ca_error(path, &e))?;
+                builder = builder.add_root_certificate(cert);
             }
         }
         let client = builder
@@ -246,6 +259,61 @@ fn parse_proxy(text: &str) -> Result<(reqwest::Url, reqwest::Proxy), CrawlError>
     Ok((url, proxy))
 }
 
+/// Reads the certificates of a `--ca-cert` PEM file (DER each), checked
+/// the way they will be used: each must parse as a trust anchor. A file that
+/// cannot be read, holds no `CERTIFICATE` block, or a block that is not a
+/// certificate is refused with [`CrawlError::Config`] naming it, before any
+/// request (a typo must not quietly leave the crawl without its CA).
+pub fn load_ca_file(path: &Path) -> Result<Vec<Vec<u8>>, CrawlError> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    let pem = std::fs::read(path).map_err(|e| ca_error(path, &e))?;
+    let mut ders = Vec::new();
+    for (i, item) in CertificateDer::pem_slice_iter(&pem).enumerate() {
+        let der = item.map_err(|e| ca_error(path, &format!("certificate {}: {e}", i + 1)))?;
+        let mut check = rustls::RootCertStore::empty();
+        check
+            .add(der.clone())
+            .map_err(|e| ca_error(path, &format!("certificate {}: {e}", i + 1)))?;
+        ders.push(der.as_ref().to_vec());
+    }
+    if ders.is_empty() {
+        return Err(ca_error(path, &"no PEM CERTIFICATE block"));
+    }
+    Ok(ders)
+}
+
+fn ca_error(path: &Path, why: &dyn std::fmt::Display) -> CrawlError {
+    CrawlError::Config(format!("--ca-cert {}: {why}", path.display()))
+}
+
+/// Whether a TLS error (a rustls one: a certificate not trusted or not for
+/// the host, a failed handshake) is in `e`'s chain of sources.
+fn is_tls(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut src = Some(e);
+    while let Some(s) = src {
+        if s.is::<rustls::Error>() {
+            return true;
+        }
+        // An `io::Error` wrapping one (hyper-util wraps tokio-rustls's,
+        // which wraps rustls's) hides it from `source()`: `get_ref` reaches
+        // through each wrapper.
+        let mut inner = s
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref());
+        while let Some(i) = inner {
+            if i.is::<rustls::Error>() {
+                return true;
+            }
+            inner = i
+                .downcast_ref::<std::io::Error>()
+                .and_then(|io| io.get_ref());
+        }
+        src = s.source();
+    }
+    false
+}
+
 /// Most bytes reserved for a body up front from its `Content-Length`.
 const PRESIZE_MAX: usize = 1 << 20;
 
@@ -288,7 +356,9 @@ fn http_error(e: &reqwest::Error) -> CrawlError {
             reason: b.reason,
         };
     }
-    let kind = if e.is_timeout() {
+    let kind = if is_tls(e) {
+        "tls"
+    } else if e.is_timeout() {
         "timeout"
     } else if e.is_connect() {
         "connect"
@@ -361,6 +431,88 @@ mod tests {
                 Err(CrawlError::Blocked { .. }) => {}
                 other => panic!("{url}: {other:?}"),
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod ca_tests {
+    use super::*;
+
+    fn pem(name: &str) -> String {
+        let cert = rcgen::generate_simple_self_signed(vec![name.to_string()]).unwrap();
+        cert.cert.pem()
+    }
+
+    /// `load_ca_file` on `text`; the error's message when it fails.
+    fn load(text: &[u8]) -> Result<usize, String> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ca.pem");
+        std::fs::write(&path, text).unwrap();
+        match load_ca_file(&path) {
+            Ok(ders) => Ok(ders.len()),
+            Err(CrawlError::Config(m)) => {
+                assert!(m.starts_with("--ca-cert ") && m.contains("ca.pem"), "{m}");
+                Err(m)
+            }
+            Err(other) => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_bundle_gives_each_certificate() {
+        assert_eq!(load(pem("a.test").as_bytes()), Ok(1));
+        let two = format!("# our CAs\n{}\n{}", pem("a.test"), pem("b.test"));
+        assert_eq!(load(two.as_bytes()), Ok(2));
+        let cfg = FetchConfig {
+            ca_certs: vec![],
+            ..FetchConfig::default()
+        };
+        assert!(Fetcher::new(&cfg).is_ok());
+    }
+
+    #[test]
+    fn files_without_a_usable_certificate_are_refused_by_name() {
+        let key = rcgen::KeyPair::generate().unwrap().serialize_pem();
+        for text in [
+            &b""[..],
+            b"not a certificate at all",
+            key.as_bytes(),
+            &[0xff, 0xfe, 0x00, 0x80],
+        ] {
+            match load(text) {
+                Err(m) => assert!(m.contains("no PEM CERTIFICATE block"), "{m}"),
+                ok => panic!("{text:?}: {ok:?}"),
+            }
+        }
+        // A block that is not base64, and one whose bytes are no certificate.
+        let bad_base64 = "-----BEGIN CERTIFICATE-----\n%%%%\n-----END CERTIFICATE-----\n";
+        let not_der = "-----BEGIN CERTIFICATE-----\nAAECAwQF\n-----END CERTIFICATE-----\n";
+        let cut = {
+            let p = pem("a.test");
+            p[..p.len() / 2].to_string()
+        };
+        for text in [bad_base64, not_der, &cut] {
+            match load(text.as_bytes()) {
+                Err(m) => assert!(m.contains(": certificate 1: "), "{m}"),
+                ok => panic!("{text:?}: {ok:?}"),
+            }
+        }
+        // A good one after a bad one is no excuse.
+        let mixed = format!("{}{not_der}", pem("a.test"));
+        assert!(
+            load(mixed.as_bytes())
+                .unwrap_err()
+                .contains("certificate 2")
+        );
+        // A missing file, and the fetcher refusing to start without it.
+        let cfg = FetchConfig {
+            ca_certs: vec![PathBuf::from("/nonexistent/ca.pem")],
+            ..FetchConfig::default()
+        };
+        match Fetcher::new(&cfg) {
+            Err(CrawlError::Config(m)) => assert!(m.contains("/nonexistent/ca.pem"), "{m}"),
+            other => panic!("{other:?}"),
         }
     }
 }

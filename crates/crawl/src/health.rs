@@ -6,7 +6,8 @@
 //! read timeout), one at a time per host: thousands of URLs take hours and
 //! keep knocking on a server that is not there. A host is given up once it
 //! has failed [`HostHealth::new`]'s `max_failures` times in a row (connect
-//! errors and timeouts; any HTTP answer, even an error status, resets the
+//! errors, timeouts, TLS failures such as a certificate not trusted; any
+//! HTTP answer, even an error status, resets the
 //! count) over at least `min_span`, so a short outage does not cost a host
 //! its pages. Its remaining URLs are then recorded as failed
 //! (`host_unreachable`) without a request. A host that fails before robots.txt

@@ -177,7 +177,12 @@ async fn robots_locked(
         // The page fetch will be refused and recorded by the same guard; a
         // redirect to a refused address leaves robots.txt unavailable (4xx).
         Err(CrawlError::Blocked { .. }) => Robots::AllowAll,
-        Err(_) => Robots::from_response(0, b"", &sh.robots_agent),
+        Err(e) => {
+            // Unreachable: the host's URLs wait (`--robots-retry`); the
+            // cause (a certificate, a refused connection) is said once here.
+            tracing::warn!("robots.txt of {origin} unreachable: {e}");
+            Robots::from_response(0, b"", &sh.robots_agent)
+        }
     };
     let persist = !matches!(robots, Robots::Unreachable) && saved.status != 0;
     if let Some(d) = robots.crawl_delay() {

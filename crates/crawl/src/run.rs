@@ -241,6 +241,9 @@ fn seed_hosts(seeds: &[String], policy: &mgz_url::Policy) -> Result<Vec<String>,
 
 async fn open_shared(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Arc<Shared>, CrawlError> {
     let seed_hosts = seed_hosts(&cfg.seeds, &cfg.policy)?;
+    // Before anything is made: a `--ca-cert` or `--proxy` that cannot be
+    // used stops here.
+    let fetcher = Fetcher::new(&cfg.fetch)?;
     std::fs::create_dir_all(&cfg.state_dir).map_err(|e| CrawlError::State {
         path: cfg.state_dir.display().to_string(),
         reason: format!("cannot be made a directory: {e}"),
@@ -262,12 +265,11 @@ async fn open_shared(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Arc<Shar
     };
     let dir = cfg.state_dir.join("frontier");
     // Creating a frontier is mostly waiting for fsyncs (~80 on a fresh
-    // directory), so the page and robots databases (a dozen more) and the
-    // HTTP client are set up meanwhile.
+    // directory), so the page and robots databases (a dozen more) are set
+    // up meanwhile.
     let opening = tokio::task::spawn_blocking(move || Frontier::open(dir, opts));
     let store = Store::open(&cfg.db)?;
     let robots_store = RobotsStore::open(&cfg.state_dir.join("robots.db"));
-    let fetcher = Fetcher::new(&cfg.fetch)?;
     let frontier = opening
         .await
         .map_err(|e| CrawlError::Frontier(e.to_string()))?

@@ -161,7 +161,7 @@ async fn handle(sh: &Shared, rec: &mut UrlRecord) -> Result<Next, CrawlError> {
     };
     match fetched {
         Err(e) => {
-            if matches!(e.kind(), "connect" | "timeout") && sh.health.failed(&host) {
+            if matches!(e.kind(), "connect" | "timeout" | "tls") && sh.health.failed(&host) {
                 tracing::warn!(
                     "giving {host} up: {} network failures in a row, the last: {e}",
                     sh.cfg.max_host_failures
@@ -205,7 +205,10 @@ fn backoff(sh: &Shared, tries: u32) -> Duration {
 }
 
 async fn on_error(sh: &Shared, rec: &mut UrlRecord, e: CrawlError) -> Result<Next, CrawlError> {
-    let retryable = !matches!(e, CrawlError::Blocked { .. });
+    // Neither a refused address nor a TLS failure (a certificate not
+    // trusted, expired or for another name; a handshake the server
+    // refuses) changes by asking again: recorded at once.
+    let retryable = !matches!(e, CrawlError::Blocked { .. }) && e.kind() != "tls";
     if retryable && meta_num(&rec.metadata, "tries") < MAX_RETRIES {
         let tries = bump_meta(&mut rec.metadata, "tries");
         return Ok(Next::Retry(later(backoff(sh, tries))));
