@@ -99,6 +99,11 @@ pub struct CrawlArgs {
     /// as a `tls` error, without retries.
     #[arg(long, value_name = "FILE")]
     pub ca_cert: Vec<PathBuf>,
+    /// Accept any TLS certificate (expired, self-signed, for another name),
+    /// as archiving crawlers do for sites whose certificates lapsed. The
+    /// connection is still encrypted, but no longer authenticated.
+    #[arg(long)]
+    pub insecure: bool,
     /// Do not read robots.txt.
     #[arg(long)]
     pub ignore_robots: bool,
@@ -285,6 +290,7 @@ pub fn config(args: &CrawlArgs, state_dir: PathBuf) -> anyhow::Result<CrawlConfi
     cfg.fetch.allow_private = args.allow_private;
     cfg.fetch.proxy = args.proxy.clone();
     cfg.fetch.ca_certs = args.ca_cert.clone();
+    cfg.fetch.accept_invalid_certs = args.insecure;
     cfg.fetch.body_budget = usize::try_from(args.body_memory << 20).unwrap_or(usize::MAX);
     // Reuse a connection across the per-host delay, not much longer: across
     // 10,000 hosts idle sockets (fds, read buffers) would otherwise pile up.
@@ -571,6 +577,12 @@ mod tests {
             "their-ca.pem",
         ]);
         assert!(default.fetch.ca_certs.is_empty());
+        assert!(!default.fetch.accept_invalid_certs);
+        assert!(
+            parse(&["mgz", "http://a.test/", "--insecure"])
+                .fetch
+                .accept_invalid_certs
+        );
         assert_eq!(
             set.fetch.ca_certs,
             [PathBuf::from("our-ca.pem"), PathBuf::from("their-ca.pem")]

@@ -60,6 +60,10 @@ pub struct FetchConfig {
     /// must hold at least one certificate, and every certificate in it
     /// must parse ([`load_ca_file`]).
     pub ca_certs: Vec<PathBuf>,
+    /// Accept any server certificate (`--insecure`): expired, self-signed,
+    /// for another name. For archiving sites whose certificates lapsed;
+    /// the connection is still encrypted, but not authenticated.
+    pub accept_invalid_certs: bool,
 }
 
 /// Default [`FetchConfig::body_budget`]: 128 MiB.
@@ -80,6 +84,7 @@ impl Default for FetchConfig {
             allow_private: false,
             proxy: None,
             ca_certs: Vec::new(),
+            accept_invalid_certs: false,
         }
     }
 }
@@ -157,6 +162,7 @@ impl Fetcher {
             }
         }
         let client = builder
+            .danger_accept_invalid_certs(cfg.accept_invalid_certs)
             .user_agent(cfg.user_agent.clone())
             .redirect(reqwest::redirect::Policy::none())
             .dns_resolver(Arc::new(resolver))

@@ -273,3 +273,19 @@ async fn a_redirect_from_http_to_https_is_followed() {
     );
     assert!(summary.errors.is_empty(), "{summary:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn insecure_accepts_untrusted_and_misnamed_certificates() {
+    // `--insecure`: what the two tests above refuse, crawled as a trusted
+    // site would be.
+    for names in [["site.test"], ["other.test"]] {
+        let (cert, _) = certificate(&names);
+        let site = serve(&cert, Arc::new(site_pages));
+        let (dir, mut cfg) = config(site.addr, None);
+        cfg.fetch.accept_invalid_certs = true;
+        let summary = common::run(cfg).await;
+        let stored = common::stored_pages(&dir.path().join("pages.db"));
+        assert_eq!(stored.len(), 3, "{names:?}: {stored:?} {summary:?}");
+        assert!(summary.errors.is_empty(), "{names:?}: {summary:?}");
+    }
+}
