@@ -134,9 +134,19 @@ fn site_pages(path: &str) -> (&'static str, String) {
 async fn a_site_over_https_is_crawled_with_its_ca_and_robots_txt() {
     let (cert, pem) = certificate(&["site.test"]);
     let site = serve(&cert, Arc::new(site_pages));
-    let (dir, cfg) = config(site.addr, Some(&pem));
+    let (dir, mut cfg) = config(site.addr, Some(&pem));
+    let warc = dir.path().join("crawl.warc");
+    cfg.warc = Some(warc.clone());
     let summary = common::run(cfg).await;
     let stored = common::stored_pages(&dir.path().join("pages.db"));
+    // The archive holds each page's exchange under its https URL, the
+    // request as sent inside the TLS connection.
+    let warc = String::from_utf8_lossy(&std::fs::read(&warc).unwrap()).into_owned();
+    for page in ["", "a", "b"] {
+        let uri = format!("WARC-Target-URI: https://site.test/{page}\r\n");
+        assert_eq!(warc.matches(&uri).count(), 2, "{uri:?} in {warc}");
+    }
+    assert!(warc.contains("GET /b HTTP/1.1\r\n"), "{warc}");
     let want: BTreeSet<String> = [
         "https://site.test/",
         "https://site.test/a",
