@@ -299,3 +299,73 @@ async fn insecure_accepts_untrusted_and_misnamed_certificates() {
         assert!(summary.errors.is_empty(), "{names:?}: {summary:?}");
     }
 }
+
+/// A CONNECT proxy on a free loopback port: every tunnel goes to `to`,
+/// whatever it asks for (the proxy resolves names, not the crawler); the
+/// targets asked are logged.
+async fn connect_proxy(to: SocketAddr) -> (SocketAddr, Arc<Mutex<Vec<String>>>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let asked = Arc::<Mutex<Vec<String>>>::default();
+    let log = asked.clone();
+    tokio::spawn(async move {
+        while let Ok((mut client, _)) = listener.accept().await {
+            let log = log.clone();
+            tokio::spawn(async move {
+                let mut head = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match client.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let line = String::from_utf8_lossy(&head)
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .to_string();
+                log.lock().unwrap().push(line);
+                let Ok(mut server) = tokio::net::TcpStream::connect(to).await else {
+                    return;
+                };
+                if client
+                    .write_all(b"HTTP/1.1 200 Connection established\r\n\r\n")
+                    .await
+                    .is_ok()
+                {
+                    let _ = tokio::io::copy_bidirectional(&mut client, &mut server).await;
+                }
+            });
+        }
+    });
+    (addr, asked)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn https_through_a_proxy_tunnels_and_still_checks_the_certificate() {
+    let (cert, pem) = certificate(&["site.test"]);
+    let site = serve(&cert, Arc::new(site_pages));
+    let (proxy, tunnels) = connect_proxy(site.addr).await;
+    // Trusted: the pages come through the tunnel.
+    let (dir, mut cfg) = config(site.addr, Some(&pem));
+    cfg.fetch.proxy = Some(format!("http://{proxy}"));
+    let summary = common::run(cfg).await;
+    let stored = common::stored_pages(&dir.path().join("pages.db"));
+    assert_eq!(stored.len(), 3, "{stored:?} {summary:?}");
+    let tunnels = tunnels.lock().unwrap().clone();
+    assert!(!tunnels.is_empty());
+    for t in &tunnels {
+        // The proxy is asked for the host by name, on https's port.
+        assert!(t.starts_with("CONNECT site.test:443 "), "{tunnels:?}");
+    }
+    // Not trusted: the tunnel opens, the certificate is still refused.
+    let (proxy, _) = connect_proxy(site.addr).await;
+    let (dir, mut cfg) = config(site.addr, None);
+    cfg.fetch.proxy = Some(format!("http://{proxy}"));
+    cfg.ignore_robots = true;
+    let summary = common::run(cfg).await;
+    assert!(common::stored_pages(&dir.path().join("pages.db")).is_empty());
+    assert_eq!(summary.errors.get("tls"), Some(&1), "{summary:?}");
+}
