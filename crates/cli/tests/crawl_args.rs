@@ -104,3 +104,37 @@ fn a_proxy_that_cannot_be_used_is_refused_before_anything_is_made() {
         assert!(!dir.path().join("pages.db").exists());
     }
 }
+
+#[test]
+fn unreachable_robots_txt_files_are_explained_without_flooding_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    // Fifteen hosts on a port nothing listens on: every robots.txt fails.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = closed.local_addr().unwrap().port();
+    drop(closed);
+    let seeds: Vec<String> = (0..15).map(|i| format!("http://h{i}.test/")).collect();
+    let resolve = format!("--resolve=*.test=127.0.0.1:{port}");
+    let mut args = vec![
+        resolve.as_str(),
+        "--allow-private",
+        "--robots-retries",
+        "0",
+        "--delay",
+        "0",
+    ];
+    args.extend(seeds.iter().map(String::as_str));
+    let (ok, err) = crawl(dir.path(), &state, &args);
+    assert!(ok, "{err}");
+    let said: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("robots.txt of"))
+        .collect();
+    // The cause, for the first ten; then a word that the rest go to debug.
+    assert_eq!(said.len(), 10, "{err}");
+    assert!(
+        said.iter().all(|l| l.contains("unreachable: http connect")),
+        "{err}"
+    );
+    assert!(said[9].contains("logged at debug level"), "{err}");
+}

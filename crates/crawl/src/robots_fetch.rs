@@ -10,6 +10,7 @@
 //! "unavailable" (everything allowed), and as a failed sitemap fetch.
 
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use crate::CrawlError;
@@ -21,6 +22,7 @@ use crate::robots_cache::RobotsCache;
 use crate::robots_store::SavedRobots;
 use crate::run::{PageGet, Shared};
 use crate::sitemap::{self, Sitemap};
+use crate::stats::WARNED_ROBOTS;
 
 /// Most sitemap files fetched per origin (index files included).
 pub const MAX_SITEMAPS_PER_ORIGIN: usize = 50;
@@ -179,8 +181,19 @@ async fn robots_locked(
         Err(CrawlError::Blocked { .. }) => Robots::AllowAll,
         Err(e) => {
             // Unreachable: the host's URLs wait (`--robots-retry`); the
-            // cause (a certificate, a refused connection) is said once here.
-            tracing::warn!("robots.txt of {origin} unreachable: {e}");
+            // cause (a certificate, a refused connection) is said here.
+            let n = sh.counters.robots_failures.fetch_add(1, Ordering::Relaxed) + 1;
+            match n.cmp(&WARNED_ROBOTS) {
+                std::cmp::Ordering::Less => {
+                    tracing::warn!("robots.txt of {origin} unreachable: {e}")
+                }
+                std::cmp::Ordering::Equal => tracing::warn!(
+                    "robots.txt of {origin} unreachable: {e} (later failures of robots.txt are logged at debug level)"
+                ),
+                std::cmp::Ordering::Greater => {
+                    tracing::debug!("robots.txt of {origin} unreachable: {e}")
+                }
+            }
             Robots::from_response(0, b"", &sh.robots_agent)
         }
     };

@@ -32,8 +32,16 @@ pub struct Counters {
     /// Total length of the URLs queued as new (for the status page's
     /// `HashSet<String>` comparison).
     pub queued_url_bytes: AtomicU64,
+    /// robots.txt fetches that failed, whose cause was logged (the first
+    /// [`WARNED_ROBOTS`] are logged as warnings).
+    pub robots_failures: AtomicU64,
     errors: Mutex<BTreeMap<String, u64>>,
 }
+
+/// robots.txt fetch failures logged as warnings per run; later ones at
+/// debug level. One failing site says why its URLs wait; a crawl across
+/// 100,000 hosts, thousands of them down, must not flood the terminal.
+pub const WARNED_ROBOTS: u64 = 10;
 
 impl Counters {
     /// Adds one to `counter`.
