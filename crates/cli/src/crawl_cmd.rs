@@ -35,6 +35,12 @@ pub struct CrawlArgs {
     /// Require this bearer token (or `?token=`) on the status page.
     #[arg(long, value_name = "TOKEN", requires = "status")]
     pub status_token: Option<String>,
+    /// Stop cleanly after this many seconds, as Ctrl-C does (fetches in
+    /// flight finish, everything is flushed, the summary is printed, exit 0);
+    /// rerun with the same --state to go on, in another window of time
+    /// (0 = no limit).
+    #[arg(long, value_name = "SECS", default_value_t = 0)]
+    pub max_time: u64,
     /// Stop after this many page responses (0 = no limit), counting those of
     /// earlier runs with the same --state: a rerun goes on from there.
     #[arg(long, default_value_t = 0)]
@@ -375,11 +381,25 @@ async fn housekeeping() {
 
 /// Runs `cfg` on a fresh runtime; Ctrl-C or SIGTERM (what `docker stop`,
 /// systemd and Kubernetes send) stops cleanly, a second one exits at once.
-pub fn run_crawl(cfg: CrawlConfig) -> anyhow::Result<Summary> {
+///
+/// With `max_time`, the crawl is stopped as by a Ctrl-C once that much time
+/// has passed (`--max-time`).
+pub fn run_crawl(cfg: CrawlConfig, max_time: Option<Duration>) -> anyhow::Result<Summary> {
     let rt = crawl_runtime()?;
     rt.block_on(async move {
         tokio::spawn(housekeeping());
         let stop = Arc::new(AtomicBool::new(false));
+        if let Some(limit) = max_time {
+            let flag = stop.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(limit).await;
+                eprintln!(
+                    "mgz crawl: --max-time {} s reached: stopping (in-flight fetches finish; rerun with the same --state to go on)",
+                    limit.as_secs()
+                );
+                flag.store(true, Ordering::Relaxed);
+            });
+        }
         let flag = stop.clone();
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
         tokio::spawn(async move {
@@ -510,7 +530,8 @@ pub fn run(args: CrawlArgs) -> anyhow::Result<ExitCode> {
     let mut cfg = config(&args, state)?;
     // Links cut by --max-depth are kept only where a rerun can use them.
     cfg.keep_edge = args.state.is_some();
-    let summary = run_crawl(cfg)?;
+    let max_time = (args.max_time > 0).then(|| Duration::from_secs(args.max_time));
+    let summary = run_crawl(cfg, max_time)?;
     dump_smaps();
     if args.json {
         println!("{}", serde_json::to_string(&summary)?);

@@ -1,7 +1,8 @@
 //! `mgz crawl --state DIR` killed with SIGKILL at random moments, then rerun:
 //! it reaches exactly the sim's ground truth, and pages are fetched again
 //! only if they were in flight at a kill; with `--warc`, the file reads
-//! through and holds every stored page; SIGTERM stops it cleanly;
+//! through and holds every stored page; SIGTERM and `--max-time` stop it
+//! cleanly;
 //! `--max-pages` is one budget for every run of the crawl; a smaller
 //! `--max-depth` on a rerun fetches nothing deeper, and new `--exclude`
 //! patterns apply to the URLs queued before; another `--policy` is refused;
@@ -224,6 +225,41 @@ fn sigterm_stops_cleanly_and_the_crawl_resumes() {
     );
     assert!(
         first < truth.len() as u64,
+        "the first run was not stopped early"
+    );
+}
+
+/// `--max-time`: the crawl stops itself the way Ctrl-C stops it (summary,
+/// exit 0, nothing lost), and the same state goes on to the truth.
+#[test]
+fn max_time_stops_the_crawl_cleanly_and_a_rerun_goes_on() {
+    let mut sim = SimConfig::small(13, 30, 600);
+    sim.crawl_delay_secs = 0.05;
+    let server = common::start_sim(&sim);
+    let dir = tempfile::tempdir().unwrap();
+    // 300 ms between requests to a host: the crawl needs several seconds.
+    let started = std::time::Instant::now();
+    let out = common::sim_crawl_paced(&server, &sim, dir.path(), 3, 300, 1)
+        .args(["--max-time", "1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let took = started.elapsed();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{:?}: {err}", out.status);
+    assert!(err.contains("--max-time 1 s reached"), "{err}");
+    let summary: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let first = summary["pages_fetched"].as_u64().unwrap();
+    assert!(first > 0, "{summary}");
+    // Stopped near its limit, not at the crawl's end (a bound for a loaded
+    // machine, not a timing claim).
+    assert!(took < Duration::from_secs(30), "{took:?}");
+    let out = crawl_cmd(&server, &sim, dir.path()).output().unwrap();
+    assert!(out.status.success());
+    let got = assert_truth(&sim, dir.path());
+    assert!(
+        first < got.len() as u64,
         "the first run was not stopped early"
     );
 }
