@@ -76,6 +76,11 @@ pub struct CrawlArgs {
     /// User-Agent header; its first word is the robots.txt product token.
     #[arg(long, default_value = mgz_crawl::DEFAULT_USER_AGENT)]
     pub user_agent: String,
+    /// Send this e-mail address as the `From` header of every request
+    /// (RFC 9110 asks robots to): a site owner can then write to you rather
+    /// than block the crawler. One address, e.g. `crawl-ops@example.org`.
+    #[arg(long, value_name = "EMAIL")]
+    pub from: Option<String>,
     /// Seen-set backend of the frontier: fingerprint (quasi-exact, 2^-36, ~5 B/URL),
     /// compact (exact, ~15 B/URL), hash, bloom, xtrie, tst.
     #[arg(long, default_value = "fingerprint")]
@@ -297,6 +302,7 @@ pub fn config(args: &CrawlArgs, state_dir: PathBuf) -> anyhow::Result<CrawlConfi
     cfg.fetch.proxy = args.proxy.clone();
     cfg.fetch.ca_certs = args.ca_cert.clone();
     cfg.fetch.accept_invalid_certs = args.insecure;
+    cfg.fetch.from = args.from.clone();
     cfg.fetch.body_budget = usize::try_from(args.body_memory << 20).unwrap_or(usize::MAX);
     // Reuse a connection across the per-host delay, not much longer: across
     // 10,000 hosts idle sockets (fds, read buffers) would otherwise pile up.
@@ -599,6 +605,9 @@ mod tests {
         ]);
         assert!(default.fetch.ca_certs.is_empty());
         assert!(!default.fetch.accept_invalid_certs);
+        assert_eq!(default.fetch.from, None);
+        let from = parse(&["mgz", "http://a.test/", "--from", "ops@example.org"]);
+        assert_eq!(from.fetch.from.as_deref(), Some("ops@example.org"));
         assert!(
             parse(&["mgz", "http://a.test/", "--insecure"])
                 .fetch

@@ -138,3 +138,15 @@ fn unreachable_robots_txt_files_are_explained_without_flooding_the_log() {
     );
     assert!(said[9].contains("logged at debug level"), "{err}");
 }
+
+#[test]
+fn a_from_that_is_no_address_is_refused_before_anything_is_made() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    for bad in ["nobody", "a@b.org, c@d.org", "Ops <ops@example.org>"] {
+        let (ok, err) = crawl(dir.path(), &state, &["--from", bad, "http://127.0.0.1:9/"]);
+        assert!(!ok, "--from {bad:?} was taken");
+        assert!(err.contains("--from"), "{bad:?}: {err}");
+        assert!(!state.exists(), "{bad:?}: the state was made");
+    }
+}

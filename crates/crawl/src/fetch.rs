@@ -64,6 +64,10 @@ pub struct FetchConfig {
     /// for another name. For archiving sites whose certificates lapsed;
     /// the connection is still encrypted, but not authenticated.
     pub accept_invalid_certs: bool,
+    /// `From` header: the e-mail address of the crawl's operator (`--from`),
+    /// which RFC 9110 (10.1.2) asks robots to send, so a site can reach a
+    /// person rather than block the crawler.
+    pub from: Option<String>,
 }
 
 /// Default [`FetchConfig::body_budget`]: 128 MiB.
@@ -85,6 +89,7 @@ impl Default for FetchConfig {
             proxy: None,
             ca_certs: Vec::new(),
             accept_invalid_certs: false,
+            from: None,
         }
     }
 }
@@ -137,7 +142,9 @@ pub struct Fetcher {
     proxied: bool,
     allow_private: bool,
     max_body: usize,
-    user_agent: Arc<str>,
+    /// `User-Agent` and `From` as header lines, as sent (for WARC request
+    /// records).
+    identity: Arc<str>,
     budget: Arc<BodyBudget>,
 }
 
@@ -161,6 +168,14 @@ impl Fetcher {
                 builder = builder.add_root_certificate(cert);
             }
         }
+        let mut identity = format!("User-Agent: {}\r\n", cfg.user_agent);
+        if let Some(from) = &cfg.from {
+            let value = from_header(from)?;
+            let mut headers = HeaderMap::new();
+            headers.insert(reqwest::header::FROM, value);
+            builder = builder.default_headers(headers);
+            identity.push_str(&format!("From: {from}\r\n"));
+        }
         let client = builder
             .danger_accept_invalid_certs(cfg.accept_invalid_certs)
             .user_agent(cfg.user_agent.clone())
@@ -178,7 +193,7 @@ impl Fetcher {
             proxied: cfg.proxy.is_some(),
             allow_private: cfg.allow_private,
             max_body: cfg.max_body,
-            user_agent: cfg.user_agent.as_str().into(),
+            identity: identity.into(),
             budget: BodyBudget::new(cfg.body_budget),
         })
     }
@@ -188,9 +203,10 @@ impl Fetcher {
         &self.budget
     }
 
-    /// The user agent sent.
-    pub fn user_agent(&self) -> &str {
-        &self.user_agent
+    /// The `User-Agent` (and `From`, when set) header lines sent with
+    /// every request, each ending in CRLF.
+    pub fn identity_headers(&self) -> &str {
+        &self.identity
     }
 
     /// GETs `url`, reading at most `max_body` decompressed bytes.
@@ -263,6 +279,26 @@ fn parse_proxy(text: &str) -> Result<(reqwest::Url, reqwest::Proxy), CrawlError>
     }
     let proxy = reqwest::Proxy::all(url.as_str()).map_err(|e| bad(&e.to_string()))?;
     Ok((url, proxy))
+}
+
+/// A `--from` address as a header value: one address with an `@`, no
+/// spaces or control characters (a header cannot carry them, and a list or a
+/// display name is not what a site owner wants to copy).
+fn from_header(from: &str) -> Result<reqwest::header::HeaderValue, CrawlError> {
+    let bad = |why: &str| CrawlError::Config(format!("--from {from:?}: {why}"));
+    let (local, domain) = from
+        .split_once('@')
+        .ok_or_else(|| bad("expected an e-mail address"))?;
+    if local.is_empty() || domain.is_empty() || domain.contains('@') {
+        return Err(bad("expected an e-mail address"));
+    }
+    if from
+        .chars()
+        .any(|c| c.is_whitespace() || c.is_control() || c == ',')
+    {
+        return Err(bad("one address, without spaces"));
+    }
+    reqwest::header::HeaderValue::from_str(from).map_err(|e| bad(&e.to_string()))
 }
 
 /// Reads the certificates of a `--ca-cert` PEM file (DER each), checked
@@ -438,6 +474,50 @@ mod tests {
                 other => panic!("{url}: {other:?}"),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod from_tests {
+    use super::*;
+
+    #[test]
+    fn from_takes_one_address_and_refuses_the_rest() {
+        for good in ["ops@example.org", "crawl-team+mgz@research.example"] {
+            assert_eq!(from_header(good).unwrap(), good);
+        }
+        for bad in [
+            "",
+            "nobody",
+            "@example.org",
+            "ops@",
+            "a@b@c",
+            "ops @example.org",
+            "a@b.org,c@d.org",
+            "Ops Team <ops@example.org>",
+            "ops@example.org\r\nX-Injected: 1",
+            "ops\u{0}@example.org",
+        ] {
+            match from_header(bad) {
+                Err(CrawlError::Config(m)) => assert!(m.starts_with("--from "), "{m}"),
+                other => panic!("{bad:?}: {other:?}"),
+            }
+        }
+        let cfg = FetchConfig {
+            from: Some("not an address".into()),
+            ..FetchConfig::default()
+        };
+        assert!(matches!(Fetcher::new(&cfg), Err(CrawlError::Config(_))));
+        let cfg = FetchConfig {
+            from: Some("ops@example.org".into()),
+            user_agent: "bot/1".into(),
+            ..FetchConfig::default()
+        };
+        let f = Fetcher::new(&cfg).unwrap();
+        assert_eq!(
+            f.identity_headers(),
+            "User-Agent: bot/1\r\nFrom: ops@example.org\r\n"
+        );
     }
 }
 

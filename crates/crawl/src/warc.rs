@@ -139,11 +139,11 @@ impl WarcWriter {
     pub fn write_exchange(
         &self,
         url: &str,
-        user_agent: &str,
+        identity: &str,
         resp: &Fetched,
     ) -> Result<(), CrawlError> {
         let parsed = url::Url::parse(url).map_err(|e| CrawlError::Config(e.to_string()))?;
-        let req = request_block(&parsed, user_agent);
+        let req = request_block(&parsed, identity);
         let (req_id, resp_id) = (self.record_id(), self.record_id());
         let mut fields = vec![
             ("WARC-Type", "response"),
@@ -220,11 +220,13 @@ fn record(
     out.extend_from_slice(b"\r\n\r\n");
 }
 
-fn request_block(url: &url::Url, user_agent: &str) -> String {
+/// The request as sent: `identity` is the `User-Agent` (and `From`)
+/// header lines, each ending in CRLF ([`crate::fetch::Fetcher::identity_headers`]).
+fn request_block(url: &url::Url, identity: &str) -> String {
     let target = &url[url::Position::BeforePath..url::Position::AfterQuery];
     let host = &url[url::Position::BeforeHost..url::Position::AfterPort];
     format!(
-        "GET {target} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: {user_agent}\r\n\
+        "GET {target} HTTP/1.1\r\nHost: {host}\r\n{identity}\
          Accept: */*\r\nAccept-Encoding: gzip, br, deflate\r\n\r\n"
     )
 }
@@ -272,7 +274,7 @@ mod tests {
             lease: None,
             response_time: std::time::Duration::ZERO,
         };
-        w.write_exchange("http://a.sim:8080/x?q=1", "mgz", &resp)
+        w.write_exchange("http://a.sim:8080/x?q=1", "User-Agent: mgz\r\n", &resp)
             .unwrap();
         let text = String::from_utf8(std::fs::read(&path).unwrap()).unwrap();
         assert_eq!(text.matches("WARC/1.1\r\n").count(), 3);
@@ -314,11 +316,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("x.warc");
         let w = WarcWriter::open(&path, "t").unwrap();
-        w.write_exchange("http://a.sim/1", "mgz", &page(b"<p>one</p>"))
-            .unwrap();
+        w.write_exchange(
+            "http://a.sim/1",
+            "User-Agent: mgz\r\n",
+            &page(b"<p>one</p>"),
+        )
+        .unwrap();
         let complete = std::fs::metadata(&path).unwrap().len();
-        w.write_exchange("http://a.sim/2", "mgz", &page(&[b'x'; 3000]))
-            .unwrap();
+        w.write_exchange(
+            "http://a.sim/2",
+            "User-Agent: mgz\r\n",
+            &page(&[b'x'; 3000]),
+        )
+        .unwrap();
         drop(w);
         let whole = std::fs::read(&path).unwrap();
         // Cuts in the second exchange: its response header, its body, the
@@ -331,8 +341,12 @@ mod tests {
         ] {
             std::fs::write(&path, &whole[..cut as usize]).unwrap();
             let w = WarcWriter::open(&path, "t").unwrap();
-            w.write_exchange("http://a.sim/3", "mgz", &page(b"<p>three</p>"))
-                .unwrap();
+            w.write_exchange(
+                "http://a.sim/3",
+                "User-Agent: mgz\r\n",
+                &page(b"<p>three</p>"),
+            )
+            .unwrap();
             drop(w);
             let after = std::fs::read(&path).unwrap();
             assert_eq!(after[..complete as usize], whole[..complete as usize]);

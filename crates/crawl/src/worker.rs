@@ -229,7 +229,7 @@ async fn on_response(sh: &Shared, rec: &mut UrlRecord, resp: Fetched) -> Result<
     // has its records. A failed write (a full disk) stops the crawl with
     // this URL unsettled, fetched again when it resumes.
     if let Some(w) = &sh.warc {
-        w.write_exchange(&rec.url, sh.fetcher.user_agent(), &resp)?;
+        w.write_exchange(&rec.url, sh.fetcher.identity_headers(), &resp)?;
     }
     match resp.status {
         429 | 503 => throttled(sh, rec, &resp).await,
