@@ -332,26 +332,21 @@ fn ca_error(path: &Path, why: &dyn std::fmt::Display) -> CrawlError {
 /// Whether a TLS error (a rustls one: a certificate not trusted or not for
 /// the host, a failed handshake) is in `e`'s chain of sources.
 fn is_tls(e: &(dyn std::error::Error + 'static)) -> bool {
-    let mut src = Some(e);
-    while let Some(s) = src {
+    let mut at = Some(e);
+    while let Some(s) = at {
         if s.is::<rustls::Error>() {
             return true;
         }
-        // An `io::Error` wrapping one (hyper-util wraps tokio-rustls's,
-        // which wraps rustls's) hides it from `source()`: `get_ref` reaches
-        // through each wrapper.
-        let mut inner = s
+        // An `io::Error` wrapping another error (hyper-util wraps
+        // tokio-rustls's, which wraps rustls's) hides it from `source()`:
+        // `get_ref` steps into it.
+        at = match s
             .downcast_ref::<std::io::Error>()
-            .and_then(|io| io.get_ref());
-        while let Some(i) = inner {
-            if i.is::<rustls::Error>() {
-                return true;
-            }
-            inner = i
-                .downcast_ref::<std::io::Error>()
-                .and_then(|io| io.get_ref());
-        }
-        src = s.source();
+            .and_then(|io| io.get_ref())
+        {
+            Some(inner) => Some(inner as &(dyn std::error::Error + 'static)),
+            None => s.source(),
+        };
     }
     false
 }
