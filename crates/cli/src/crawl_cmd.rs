@@ -210,23 +210,14 @@ fn body_cap(s: &str) -> Result<u64, String> {
     }
 }
 
-fn read_seeds(args: &CrawlArgs) -> anyhow::Result<Vec<String>> {
-    let mut seeds = args.seed.clone();
-    if let Some(f) = &args.seeds_file {
-        let text =
-            std::fs::read_to_string(f).with_context(|| format!("reading {}", f.display()))?;
-        seeds.extend(
-            text.lines()
-                .map(str::trim)
-                .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                .map(String::from),
-        );
-    }
-    anyhow::ensure!(
-        !seeds.is_empty(),
-        "no seed URLs: give SEED... or --seeds FILE"
-    );
-    Ok(seeds)
+/// Refuses a crawl with no seed at all: none given and no line in the
+/// seeds file (whose lines the crawl reads in batches, `mgz_crawl::seeds`).
+fn check_seeds(cfg: &CrawlConfig) -> anyhow::Result<()> {
+    let none = mgz_crawl::seeds::Seeds::open(cfg)?
+        .next_batch(1)?
+        .is_empty();
+    anyhow::ensure!(!none, "no seed URLs: give SEED... or --seeds FILE");
+    Ok(())
 }
 
 fn regex(p: &Option<String>) -> anyhow::Result<Option<regex::Regex>> {
@@ -241,8 +232,14 @@ const MAX_IDLE_PER_HOST: usize = 16;
 
 /// Builds the crawl configuration (state dir must be decided by the caller).
 pub fn config(args: &CrawlArgs, state_dir: PathBuf) -> anyhow::Result<CrawlConfig> {
+    check_seeds(&CrawlConfig {
+        seeds: args.seed.clone(),
+        seeds_file: args.seeds_file.clone(),
+        ..CrawlConfig::default()
+    })?;
     let mut cfg = CrawlConfig {
-        seeds: read_seeds(args)?,
+        seeds: args.seed.clone(),
+        seeds_file: args.seeds_file.clone(),
         state_dir,
         db: args.db.clone(),
         warc: args.warc.clone(),
@@ -561,7 +558,9 @@ mod tests {
 
     fn seeds_of(argv: &[&str]) -> Vec<String> {
         let cli = Cli::try_parse_from(argv).unwrap();
-        read_seeds(&cli.args).unwrap()
+        let cfg = config(&cli.args, PathBuf::from("state")).unwrap();
+        let mut seeds = mgz_crawl::seeds::Seeds::open(&cfg).unwrap();
+        seeds.next_texts(100).unwrap()
     }
 
     #[test]
@@ -762,7 +761,18 @@ mod tests {
         assert_eq!(seeds_of(&["t", "http://z.test/", "--seeds", f]), want);
         assert_eq!(seeds_of(&["t", "--seeds-file", f, "http://z.test/"]), want);
         let none = Cli::try_parse_from(["t"]).unwrap();
-        let err = read_seeds(&none.args).unwrap_err().to_string();
-        assert!(err.contains("--seeds FILE"), "{err}");
+        let err = config(&none.args, PathBuf::from("state")).unwrap_err();
+        assert!(err.to_string().contains("--seeds FILE"), "{err}");
+        // A file of comments only is no seed either; one that is absent is
+        // named.
+        let empty = dir.path().join("empty.txt");
+        std::fs::write(&empty, "# none\n\n").unwrap();
+        let args = Cli::try_parse_from(["t", "--seeds", empty.to_str().unwrap()]).unwrap();
+        let err = config(&args.args, PathBuf::from("state")).unwrap_err();
+        assert!(err.to_string().contains("--seeds FILE"), "{err}");
+        let absent = dir.path().join("absent.txt");
+        let args = Cli::try_parse_from(["t", "--seeds", absent.to_str().unwrap()]).unwrap();
+        let err = config(&args.args, PathBuf::from("state")).unwrap_err();
+        assert!(err.to_string().contains("absent.txt"), "{err}");
     }
 }

@@ -24,6 +24,9 @@ pub enum Sitemaps {
 pub struct CrawlConfig {
     /// Seed URLs (depth 0).
     pub seeds: Vec<String>,
+    /// A file of more seed URLs, one per line (`#` comments and blank
+    /// lines skipped), read in batches ([`crate::seeds`]).
+    pub seeds_file: Option<PathBuf>,
     /// Frontier state directory (durable; reuse it to resume).
     pub state_dir: PathBuf,
     /// SQLite database of pages.
@@ -155,6 +158,7 @@ impl Default for CrawlConfig {
     fn default() -> Self {
         CrawlConfig {
             seeds: Vec::new(),
+            seeds_file: None,
             state_dir: PathBuf::from("mgz-state"),
             db: PathBuf::from("mgz-crawl.db"),
             warc: None,

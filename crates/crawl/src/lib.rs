@@ -23,6 +23,7 @@ pub mod robots_cache;
 mod robots_fetch;
 pub mod robots_store;
 pub mod run;
+pub mod seeds;
 pub mod sitemap;
 mod state_file;
 pub mod stats;

@@ -23,6 +23,7 @@ use crate::gate::Gates;
 use crate::queue::{Queue, now_s};
 use crate::robots_cache::RobotsCache;
 use crate::robots_store::RobotsStore;
+use crate::seeds::Seed;
 use crate::stats::{Counters, Summary};
 use crate::store::Store;
 use crate::traps::Filter;
@@ -209,38 +210,66 @@ fn robots_token(user_agent: &str) -> String {
 /// Seeds warned about one by one; past this many, the rest are counted.
 const SEED_WARNINGS: usize = 10;
 
-/// The hosts of the seeds (for the scope), warning about each seed that is
-/// not a URL the crawl can fetch (skipped, as links that do not parse are);
-/// fails when no seed is left.
-fn seed_hosts(seeds: &[String], policy: &mgz_url::Policy) -> Result<Vec<String>, CrawlError> {
-    let mut hosts = Vec::with_capacity(seeds.len());
-    let mut bad = 0usize;
+/// The scope of the seeds: every seed read once, in batches, its host kept
+/// ([`crate::traps::SeedScope`]); each seed that is not a URL the crawl can
+/// fetch is warned about and skipped (as links that do not parse are).
+/// Fails when there were seeds and none is usable.
+fn seed_scope(cfg: &CrawlConfig) -> Result<crate::traps::SeedScope, CrawlError> {
+    let mut scope = crate::traps::SeedScope::new(cfg.scope);
+    let mut seeds = crate::seeds::Seeds::open(cfg)?;
+    let (mut bad, mut total) = (0usize, 0usize);
     let mut first = None;
-    for seed in seeds {
-        match mgz_url::CanonicalUrl::parse(seed, None, policy) {
-            Ok(u) => hosts.push(u.host().to_string()),
-            Err(e) => {
-                bad += 1;
-                if bad <= SEED_WARNINGS {
-                    tracing::warn!("seed {seed:?} skipped: {e}");
-                }
-                first.get_or_insert_with(|| format!("{seed:?}: {e}"));
+    loop {
+        let batch = seeds.next_batch(crate::seeds::BATCH)?;
+        if batch.is_empty() {
+            break;
+        }
+        total += batch.len();
+        for seed in batch {
+            let e = match &seed {
+                Seed::Text(t) => match mgz_url::CanonicalUrl::parse(t, None, &cfg.policy) {
+                    Ok(u) => {
+                        scope.add(u.host());
+                        continue;
+                    }
+                    Err(e) => format!("{t:?} skipped: {e}"),
+                },
+                Seed::Unreadable(n) => format!("line {n} of the seeds file skipped: not UTF-8"),
+            };
+            bad += 1;
+            if bad <= SEED_WARNINGS {
+                tracing::warn!("seed {e}");
             }
+            first.get_or_insert(e);
         }
     }
     if bad > SEED_WARNINGS {
         tracing::warn!("{} more seeds skipped", bad - SEED_WARNINGS);
     }
     match first {
-        Some(first) if bad == seeds.len() => Err(CrawlError::Config(format!(
+        Some(first) if bad == total => Err(CrawlError::Config(format!(
             "no usable seed URL: all {bad} skipped (the first, {first})"
         ))),
-        _ => Ok(hosts),
+        _ => Ok(scope),
     }
 }
 
+/// Queues the seeds, a batch at a time, until they are all put or `stop`
+/// is raised (the next run puts them again).
+async fn put_seeds(sh: &Shared) -> Result<(), CrawlError> {
+    let mut seeds = crate::seeds::Seeds::open(&sh.cfg)?;
+    while !sh.stop.load(Ordering::Relaxed) {
+        let batch = seeds.next_texts(crate::seeds::BATCH)?;
+        if batch.is_empty() {
+            break;
+        }
+        discover(sh, None, &batch, 0, Default::default()).await?;
+    }
+    Ok(())
+}
+
 async fn open_shared(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Arc<Shared>, CrawlError> {
-    let seed_hosts = seed_hosts(&cfg.seeds, &cfg.policy)?;
+    let seed_scope = seed_scope(&cfg)?;
     // Before anything is made: a `--ca-cert` or `--proxy` that cannot be
     // used stops here.
     let fetcher = Fetcher::new(&cfg.fetch)?;
@@ -279,8 +308,7 @@ async fn open_shared(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Arc<Shar
         .set_default_delay((cfg.delay.as_millis() / 1000) as u32)
         .await?;
     let filter = Filter::new(
-        cfg.scope,
-        &seed_hosts,
+        seed_scope,
         cfg.include.clone(),
         cfg.exclude.clone(),
         cfg.traps.clone(),
@@ -394,8 +422,7 @@ pub async fn crawl(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Summary, C
         }
         None => None,
     };
-    let seeds = sh.cfg.seeds.clone();
-    discover(&sh, None, &seeds, 0, Default::default()).await?;
+    put_seeds(&sh).await?;
     replay_edge(&sh).await?;
     // After the seeds, so the crawl exists. Whole seconds only: the gates
     // space requests to the millisecond.
@@ -701,16 +728,17 @@ mod tests {
 
     #[test]
     fn seeds_that_are_not_urls_are_skipped_and_none_left_is_an_error() {
-        let p = mgz_url::Policy::safe();
-        let seeds = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
-        assert_eq!(
-            seed_hosts(&seeds(&["http://a.test/", "not a url", "ftp://b/"]), &p).unwrap(),
-            ["a.test"]
-        );
-        assert!(seed_hosts(&[], &p).unwrap().is_empty());
+        let cfg = |s: &[&str]| CrawlConfig {
+            seeds: s.iter().map(|x| x.to_string()).collect(),
+            ..CrawlConfig::default()
+        };
+        let scope = seed_scope(&cfg(&["http://a.test/", "not a url", "ftp://b/"])).unwrap();
+        assert!(scope.admits("a.test") && !scope.admits("b") && scope.len() == 1);
+        assert!(seed_scope(&cfg(&[])).unwrap().is_empty());
         let many: Vec<String> = (0..25).map(|i| format!("mailto:{i}@x")).collect();
-        for bad in [seeds(&["not a url", "ftp://b/"]), many] {
-            match seed_hosts(&bad, &p) {
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        for bad in [vec!["not a url", "ftp://b/"], many] {
+            match seed_scope(&cfg(&bad)) {
                 Err(CrawlError::Config(m)) => {
                     assert!(m.contains(&format!("all {} skipped", bad.len())), "{m}");
                     assert!(m.contains(&format!("{:?}", bad[0])), "{m}");
@@ -718,6 +746,27 @@ mod tests {
                 r => panic!("{r:?}"),
             }
         }
+    }
+
+    #[test]
+    fn a_seeds_file_of_unreadable_lines_is_refused_and_one_good_line_is_enough() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("seeds.txt");
+        std::fs::write(&f, b"\xff\xfe\n# only this\n\x80\n").unwrap();
+        let mut cfg = CrawlConfig {
+            seeds_file: Some(f.clone()),
+            ..CrawlConfig::default()
+        };
+        match seed_scope(&cfg) {
+            Err(CrawlError::Config(m)) => {
+                assert!(m.contains("all 2 skipped") && m.contains("line 1"), "{m}")
+            }
+            r => panic!("{r:?}"),
+        }
+        std::fs::write(&f, b"\xff\nhttp://c.test/x\n").unwrap();
+        assert!(seed_scope(&cfg).unwrap().admits("c.test"));
+        cfg.seeds_file = Some(dir.path().join("absent"));
+        assert!(matches!(seed_scope(&cfg), Err(CrawlError::Config(_))));
     }
 
     #[test]

@@ -6,8 +6,14 @@
 //! segments; more than `host_budget` URLs admitted for one host (counted in a
 //! map from the host's [`host_key`] to a count: a 16-byte entry, 18-37 bytes
 //! per host at the map's load factor). Each cut is counted by kind.
+//!
+//! Scope: the seeds' hosts or registrable domains, each kept once as a
+//! [`host_key`] ([`SeedScope`], 9-18 bytes per distinct host), so a
+//! million seeds cost their distinct hosts, and each judgement is one hash
+//! lookup (it was a scan of every seed's host: a million string compares a
+//! link with a million seeds).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
 use regex::Regex;
@@ -134,11 +140,73 @@ pub fn host_key(host: &str) -> u64 {
     xxh3_64(host.as_bytes())
 }
 
+/// What the scope keeps of the seeds: their hosts ([`Scope::Host`]) or
+/// their registrable domains ([`Scope::Domain`]) as [`host_key`]s, each
+/// distinct one once (8 bytes, 16-32 in the set at its load factor),
+/// whatever the number of seeds: a million seeds on 87,536 hosts keep
+/// 87,536 keys. Nothing for [`Scope::Any`]. A host whose key collides with
+/// a seed's is in scope, the only way the set can err (2^-64 a pair).
+#[derive(Debug, Clone)]
+pub struct SeedScope {
+    scope: Scope,
+    keys: HashSet<u64>,
+}
+
+impl SeedScope {
+    /// An empty one for `scope`.
+    pub fn new(scope: Scope) -> SeedScope {
+        SeedScope {
+            scope,
+            keys: HashSet::new(),
+        }
+    }
+
+    /// One for `scope` with the seed hosts `hosts`.
+    pub fn of<S: AsRef<str>>(scope: Scope, hosts: impl IntoIterator<Item = S>) -> SeedScope {
+        let mut s = SeedScope::new(scope);
+        for h in hosts {
+            s.add(h.as_ref());
+        }
+        s
+    }
+
+    /// Adds a seed's host.
+    pub fn add(&mut self, host: &str) {
+        if let Some(k) = self.key(host) {
+            self.keys.insert(k);
+        }
+    }
+
+    /// The distinct keys kept.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Whether no key is kept.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    fn key(&self, host: &str) -> Option<u64> {
+        match self.scope {
+            Scope::Any => None,
+            Scope::Host => Some(host_key(host)),
+            Scope::Domain => Some(host_key(registrable_domain(host))),
+        }
+    }
+
+    /// Whether `host` is in scope.
+    pub fn admits(&self, host: &str) -> bool {
+        match self.key(host) {
+            None => true,
+            Some(k) => self.keys.contains(&k),
+        }
+    }
+}
+
 /// Scope, include/exclude patterns and per-host budgets.
 pub struct Filter {
-    scope: Scope,
-    seed_hosts: Vec<String>,
-    seed_domains: Vec<String>,
+    scope: SeedScope,
     include: Option<Regex>,
     exclude: Option<Regex>,
     limits: TrapLimits,
@@ -159,22 +227,15 @@ pub enum Verdict {
 }
 
 impl Filter {
-    /// A filter for the given seed hosts.
+    /// A filter for the given scope.
     pub fn new(
-        scope: Scope,
-        seed_hosts: &[String],
+        scope: SeedScope,
         include: Option<Regex>,
         exclude: Option<Regex>,
         limits: TrapLimits,
     ) -> Filter {
-        let seed_domains = seed_hosts
-            .iter()
-            .map(|h| registrable_domain(h).to_string())
-            .collect();
         Filter {
             scope,
-            seed_hosts: seed_hosts.to_vec(),
-            seed_domains,
             include,
             exclude,
             limits,
@@ -184,14 +245,7 @@ impl Filter {
 
     /// Whether `host` is in scope.
     pub fn host_in_scope(&self, host: &str) -> bool {
-        match self.scope {
-            Scope::Any => true,
-            Scope::Host => self.seed_hosts.iter().any(|h| h == host),
-            Scope::Domain => self
-                .seed_domains
-                .iter()
-                .any(|d| d == registrable_domain(host)),
-        }
+        self.scope.admits(host)
     }
 
     /// Whether `url` (canonical) passes `--include` and `--exclude`.
@@ -277,8 +331,7 @@ mod tests {
             ..TrapLimits::default()
         };
         let f = Filter::new(
-            Scope::Host,
-            &seeds,
+            SeedScope::of(Scope::Host, &seeds),
             None,
             Regex::new("/private").ok(),
             lim.clone(),
@@ -295,8 +348,7 @@ mod tests {
         f.refund("h");
         assert!(f.try_charge("h") && !f.try_charge("h"));
         let f = Filter::new(
-            Scope::Domain,
-            &["www.example.co.uk".into()],
+            SeedScope::of(Scope::Domain, ["www.example.co.uk"]),
             None,
             None,
             lim,
@@ -307,15 +359,37 @@ mod tests {
         // domain under the suffix `1`).
         let lim = TrapLimits::default();
         let f = Filter::new(
-            Scope::Domain,
-            &["192.0.2.1".into()],
+            SeedScope::of(Scope::Domain, ["192.0.2.1"]),
             None,
             None,
             lim.clone(),
         );
         assert!(f.host_in_scope("192.0.2.1"));
         assert!(!f.host_in_scope("10.0.2.1") && !f.host_in_scope("2.1"));
-        let f = Filter::new(Scope::Domain, &["[2001:db8::1]".into()], None, None, lim);
+        let f = Filter::new(
+            SeedScope::of(Scope::Domain, ["[2001:db8::1]"]),
+            None,
+            None,
+            lim,
+        );
         assert!(f.host_in_scope("[2001:db8::1]") && !f.host_in_scope("[2001:db8::2]"));
+    }
+
+    #[test]
+    fn a_seed_scope_keeps_each_host_or_domain_once() {
+        let hosts: Vec<String> = (0..3000)
+            .map(|i| format!("h{}.site-{}.test", i % 30, i % 3))
+            .collect();
+        let by_host = SeedScope::of(Scope::Host, &hosts);
+        let by_domain = SeedScope::of(Scope::Domain, &hosts);
+        let anywhere = SeedScope::of(Scope::Any, &hosts);
+        assert_eq!((by_host.len(), by_domain.len()), (30, 3));
+        assert!(anywhere.is_empty() && anywhere.admits("elsewhere.test"));
+        for h in &hosts {
+            assert!(by_host.admits(h) && by_domain.admits(h));
+        }
+        assert!(!by_host.admits("h30.site-0.test") && by_domain.admits("h30.site-0.test"));
+        assert!(!by_host.admits("site-0.test") && by_domain.admits("site-0.test"));
+        assert!(!by_domain.admits("site-3.test") && !by_host.admits(""));
     }
 }

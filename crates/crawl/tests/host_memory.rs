@@ -1,6 +1,6 @@
 //! What the crawler keeps per host outside the frontier, counted by this
-//! binary's global allocator: the politeness gates and the per-host page
-//! budgets. A broad crawl meets millions of hosts, so these must cost a few
+//! binary's global allocator: the politeness gates, the per-host page
+//! budgets and the seeds' scope. A broad crawl meets millions of hosts, so these must cost a few
 //! tens of bytes a host, and the gates only for hosts served lately.
 //!
 //! One test in this binary, so no other test allocates while it counts.
@@ -9,7 +9,7 @@
 mod counting;
 
 use mgz_crawl::gate::Gates;
-use mgz_crawl::traps::{Filter, Scope, TrapLimits};
+use mgz_crawl::traps::{Filter, Scope, SeedScope, TrapLimits};
 use std::time::Duration;
 
 const HOSTS: usize = 100_000;
@@ -62,7 +62,12 @@ fn per_host_state_costs_tens_of_bytes_and_idle_gates_nothing() {
 
     // One URL admitted for every host.
     let (filter, budget_b) = per_host(|| {
-        let f = Filter::new(Scope::Any, &[], None, None, TrapLimits::default());
+        let f = Filter::new(
+            SeedScope::new(Scope::Any),
+            None,
+            None,
+            TrapLimits::default(),
+        );
         for h in &names {
             assert!(f.try_charge(h));
         }
@@ -70,9 +75,24 @@ fn per_host_state_costs_tens_of_bytes_and_idle_gates_nothing() {
     });
     drop(filter);
 
+    // The scope of ten seeds a host: each host kept once, as a key.
+    let (scope, scope_b) = per_host(|| {
+        let mut s = SeedScope::new(Scope::Host);
+        for _ in 0..10 {
+            for h in &names {
+                s.add(h);
+            }
+        }
+        s
+    });
+    assert_eq!(scope.len(), HOSTS);
+    drop(scope);
+
     eprintln!(
-        "per host: busy gates {busy_b:.1} B, gates of hosts met {met_b:.1} B, budgets {budget_b:.1} B"
+        "per host: busy gates {busy_b:.1} B, gates of hosts met {met_b:.1} B, budgets {budget_b:.1} B, \
+         seed scope {scope_b:.1} B"
     );
+    assert!(scope_b <= 24.0, "seed scope: {scope_b:.1} B per host");
     assert!(busy_b <= 64.0, "busy gates: {busy_b:.1} B per host");
     assert!(met_b <= 24.0, "gates of hosts met: {met_b:.1} B per host");
     assert!(budget_b <= 40.0, "budgets: {budget_b:.1} B per host");

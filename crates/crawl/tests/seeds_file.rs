@@ -1,0 +1,76 @@
+//! Seeds read from a file in batches (`mgz_crawl::seeds`): the crawl they
+//! start is the one the same seeds given inline start, lines that are not
+//! seeds are skipped, and a crawl stopped before its seeds are put puts
+//! them on the next run.
+
+use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use mgz_crawl::traps::Scope;
+
+mod common;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_seeds_file_crawls_what_the_same_seeds_inline_do() {
+    let (sim, server) = common::small_sim(11, 6, 12).await;
+    let seeds = mgz_sim::seeds(&sim);
+    assert!(seeds.len() >= 2, "{seeds:?}");
+
+    let inline_dir = tempfile::tempdir().unwrap();
+    let mut inline = common::crawl_config(&sim, &server, inline_dir.path(), 2);
+    inline.scope = Scope::Host;
+    common::run(inline).await;
+    let want = common::stored_pages(&inline_dir.path().join("pages.db"));
+    assert!(want.len() > seeds.len(), "{want:?}");
+
+    // The same seeds in a file, among a comment, blank lines, a line that
+    // is not UTF-8 and one that is not a URL.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("seeds.txt");
+    let mut f = std::fs::File::create(&file).unwrap();
+    writeln!(f, "# the sim's seeds").unwrap();
+    for (i, s) in seeds.iter().enumerate() {
+        writeln!(f, "  {s}  \n").unwrap();
+        if i == 0 {
+            f.write_all(b"http://\xff.test/\nnot a url\n").unwrap();
+        }
+    }
+    drop(f);
+    let mut cfg = common::crawl_config(&sim, &server, dir.path(), 2);
+    cfg.scope = Scope::Host;
+    cfg.seeds.clear();
+    cfg.seeds_file = Some(file);
+    common::run(cfg).await;
+    let got = common::stored_pages(&dir.path().join("pages.db"));
+    assert_eq!(got, want, "{}", common::diff(&got, &want));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crawl_stopped_before_its_seeds_are_put_puts_them_on_the_next_run() {
+    let (sim, server) = common::small_sim(12, 4, 8).await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("seeds.txt");
+    std::fs::write(&file, mgz_sim::seeds(&sim).join("\n")).unwrap();
+    let mut cfg = common::crawl_config(&sim, &server, dir.path(), 1);
+    cfg.seeds.clear();
+    cfg.seeds_file = Some(file);
+
+    let stopped = mgz_crawl::crawl(cfg.clone(), Arc::new(AtomicBool::new(true)))
+        .await
+        .unwrap();
+    assert_eq!(stopped.pages_fetched, 0, "{stopped:?}");
+    assert!(common::stored_pages(&dir.path().join("pages.db")).is_empty());
+
+    let done = common::run(cfg.clone()).await;
+    assert!(done.pages_fetched > 0, "{done:?}");
+    let first = common::stored_pages(&dir.path().join("pages.db"));
+    // The same crawl from a fresh state stores the same pages.
+    let fresh = tempfile::tempdir().unwrap();
+    let mut again = common::crawl_config(&sim, &server, fresh.path(), 1);
+    again.seeds.clear();
+    again.seeds_file = cfg.seeds_file.clone();
+    common::run(again).await;
+    let want = common::stored_pages(&fresh.path().join("pages.db"));
+    assert_eq!(first, want, "{}", common::diff(&first, &want));
+}
