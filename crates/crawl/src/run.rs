@@ -406,6 +406,26 @@ fn remembered_robots(
     cache
 }
 
+/// Queues the seeds and the links earlier runs cut at their depth, then
+/// sets the frontier's default delay.
+async fn set_up(sh: &Shared) -> Result<(), CrawlError> {
+    let start = Instant::now();
+    put_seeds(sh).await?;
+    let queued = sh.counters.queued.load(Ordering::Relaxed);
+    if start.elapsed() >= Duration::from_secs(2) {
+        tracing::info!(
+            "seeds queued in {:.1} s ({queued} new)",
+            start.elapsed().as_secs_f64()
+        );
+    }
+    replay_edge(sh).await?;
+    // After the seeds, so the crawl exists. Whole seconds only: the gates
+    // space requests to the millisecond.
+    sh.queue
+        .set_default_delay((sh.cfg.delay.as_millis() / 1000) as u32)
+        .await
+}
+
 /// Runs a crawl to completion (or until `stop` is raised) and returns the summary.
 pub async fn crawl(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Summary, CrawlError> {
     let start = Instant::now();
@@ -422,21 +442,22 @@ pub async fn crawl(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Summary, C
         }
         None => None,
     };
-    put_seeds(&sh).await?;
-    replay_edge(&sh).await?;
-    // After the seeds, so the crawl exists. Whole seconds only: the gates
-    // space requests to the millisecond.
-    sh.queue
-        .set_default_delay((sh.cfg.delay.as_millis() / 1000) as u32)
-        .await?;
-    if let Some(hook) = sh.cfg.after_setup {
-        hook();
-    }
+    // From before the seeds: a million of them take seconds to queue.
     let done = Arc::new(tokio::sync::Notify::new());
     let reporter = sh
         .cfg
         .progress
         .then(|| tokio::spawn(progress::report(sh.clone(), start, done.clone())));
+    if let Err(e) = set_up(&sh).await {
+        done.notify_one();
+        if let Some(r) = reporter {
+            let _ = r.await;
+        }
+        return Err(e);
+    }
+    if let Some(hook) = sh.cfg.after_setup {
+        hook();
+    }
     let earlier = sh.budget.earlier();
     if sh.cfg.max_pages > 0 && earlier >= sh.cfg.max_pages {
         tracing::warn!(
@@ -481,7 +502,7 @@ pub async fn crawl(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Summary, C
     // Everything is flushed even after a failure; the failure that stopped
     // the crawl is the one returned (a full disk poisons the frontier, and
     // its flush then fails with a less telling error).
-    let flushed = flush_all(&sh).await;
+    let flushed = flush_all(&sh, result.is_ok()).await;
     if let Some(handle) = status {
         handle.shutdown().await;
     }
@@ -656,8 +677,15 @@ async fn dispatch(sh: &Arc<Shared>, stop: &AtomicBool) -> Result<(), CrawlError>
 
 /// Flushes the frontier, the page store and the WARC file, each even if an
 /// earlier one failed; the first error is returned.
-async fn flush_all(sh: &Shared) -> Result<(), CrawlError> {
-    let queue = sh.queue.flush().await;
+/// Makes the run's writes durable; after a run that ended without a
+/// failure, also checkpoints the frontier (a failed one, maybe poisoned,
+/// is only flushed).
+async fn flush_all(sh: &Shared, clean: bool) -> Result<(), CrawlError> {
+    let queue = if clean {
+        sh.queue.checkpoint().await
+    } else {
+        sh.queue.flush().await
+    };
     let store = sh.store.flush().await;
     let warc = sh.warc.as_ref().map_or(Ok(()), WarcWriter::sync);
     queue.and(store).and(warc)

@@ -1,5 +1,6 @@
 //! What a resumed crawl remembers besides the frontier: robots.txt answers
-//! (trusted 24 h, so not fetched again) and the per-host page budget.
+//! (trusted 24 h, so not fetched again) and the per-host page budget; and
+//! that a run that ends cleanly leaves its frontier checkpointed.
 
 mod common;
 
@@ -32,6 +33,17 @@ async fn resumed_crawl_does_not_refetch_robots() {
     let mut cfg = crawl_config(&sim, &server, dir.path(), 3);
     cfg.max_pages = 40;
     run(cfg.clone()).await;
+    // The run ended cleanly: its frontier was checkpointed, so the resume
+    // restores the seen snapshot instead of replaying a log of every URL.
+    let frontier = dir.path().join("state/frontier");
+    assert!(frontier.join("seen.snap").metadata().unwrap().len() > 64);
+    for e in std::fs::read_dir(&frontier).unwrap() {
+        let e = e.unwrap();
+        if e.file_name().to_string_lossy().starts_with("seen-") {
+            let len = e.metadata().unwrap().len();
+            assert!(len <= 64, "{:?}: {len} bytes", e.file_name());
+        }
+    }
     let first = requests_since(&server, 0);
     let answered = robots_hosts(&first, true);
     assert!(

@@ -265,6 +265,14 @@ impl Frontier {
     /// comes first so that the memtables are freed before the snapshot
     /// holds a copy of the seen sets (peak RSS at close).
     pub fn close(self) -> Result<()> {
+        self.checkpoint()
+    }
+
+    /// What [`Frontier::close`] does, leaving the frontier open: for an
+    /// owner that shares it (an `Arc`, as the crawler does) at the end of a
+    /// run. Writes that come after it are replayed at the next open, as
+    /// they would be without it.
+    pub fn checkpoint(&self) -> Result<()> {
         self.committer.sync_now()?;
         self.store.flush_memtables()?;
         self.snapshot_seen()

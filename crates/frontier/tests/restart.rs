@@ -95,6 +95,35 @@ fn close_writes_a_snapshot_that_restores_the_set() {
 }
 
 #[test]
+fn a_checkpoint_leaves_the_frontier_open_and_later_writes_are_replayed() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = fill(dir.path(), "fingerprint");
+    let log_len = |dir: &Path| -> u64 {
+        logs(dir)
+            .iter()
+            .map(|n| std::fs::metadata(dir.join(n)).unwrap().len())
+            .sum()
+    };
+    let before = log_len(dir.path());
+    f.checkpoint().unwrap();
+    // The snapshot holds the 2,000 keys; one log is left, and it is shorter
+    // than the one that held them.
+    assert!(dir.path().join("seen.snap").exists());
+    assert_eq!(logs(dir.path()).len(), 1);
+    let after = log_len(dir.path());
+    assert!(after < before / 10, "log {before} -> {after} bytes");
+    // Still open: a put after it, then a drop without close.
+    assert!(
+        f.put_discovered(&items(2000..2050))
+            .unwrap()
+            .iter()
+            .all(|o| *o == PutOutcome::New)
+    );
+    drop(f);
+    assert_dedupes_upto(dir.path(), "fingerprint", 2050);
+}
+
+#[test]
 fn drop_without_close_replays_the_log() {
     let dir = tempfile::tempdir().unwrap();
     drop(fill(dir.path(), "hash"));

@@ -116,6 +116,8 @@ pub trait FrontierBackend: Send + Sync + 'static {
     fn is_active(&self) -> bool;
     /// Figures for `/metrics`.
     fn gauges(&self) -> Gauges;
-    /// Makes everything written so far durable (called on shutdown).
+    /// Makes everything written so far durable (called on shutdown; a
+    /// backend may also leave its state quick to reopen, as PowerCache's
+    /// checkpoint does).
     fn flush(&self) -> BackendResult<()>;
 }

@@ -216,7 +216,9 @@ impl FrontierBackend for Frontier {
     }
 
     fn flush(&self) -> BackendResult<()> {
-        Ok(Frontier::flush(self)?)
+        // At shutdown: the next start restores the seen snapshot instead
+        // of replaying the journal and a seen log of every URL put.
+        Ok(Frontier::checkpoint(self)?)
     }
 }
 

@@ -95,11 +95,26 @@ async fn shutdown_lets_open_streams_finish_then_flushes() {
     drop(tx);
     assert!(acks.message().await.unwrap().is_none());
     let frontier = s.frontier.clone();
-    tokio::time::timeout(Duration::from_secs(10), s.stopped())
+    let (stopped, dir) = tokio::time::timeout(Duration::from_secs(10), s.stopped_keeping_dir())
         .await
-        .expect("the server did not stop after its last stream ended")
-        .unwrap();
+        .expect("the server did not stop after its last stream ended");
+    stopped.unwrap();
     assert_eq!(frontier.stats("DEFAULT", None).size, 3);
+    // The flush was a checkpoint: the seen log is as short as a new
+    // frontier's (its keys are in the snapshot), so a restart replays none.
+    let fresh = tempfile::tempdir().unwrap();
+    drop(mgz_frontier::Frontier::open(fresh.path(), Default::default()).unwrap());
+    assert_eq!(seen_log_bytes(dir.path()), seen_log_bytes(fresh.path()));
+}
+
+/// Bytes of the seen logs in a frontier's directory.
+fn seen_log_bytes(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("seen-"))
+        .map(|e| e.metadata().unwrap().len())
+        .sum()
 }
 
 #[tokio::test]

@@ -110,6 +110,14 @@ impl TestServer {
         self.task.take().unwrap().await.unwrap()
     }
 
+    /// [`TestServer::stopped`], keeping the frontier's directory.
+    pub async fn stopped_keeping_dir(
+        mut self,
+    ) -> (Result<(), mgz_service::ServiceError>, tempfile::TempDir) {
+        let r = self.task.take().unwrap().await.unwrap();
+        (r, self._dir)
+    }
+
     pub fn advance_s(&self, s: u64) {
         self.clock.advance_ms(s * 1000);
     }
