@@ -234,7 +234,9 @@ fn seed_scope(cfg: &CrawlConfig) -> Result<crate::traps::SeedScope, CrawlError> 
                     }
                     Err(e) => format!("{t:?} skipped: {e}"),
                 },
-                Seed::Unreadable(n) => format!("line {n} of the seeds file skipped: not UTF-8"),
+                Seed::Unreadable { line, why } => {
+                    format!("on line {line} of the seeds file skipped: {why}")
+                }
             };
             bad += 1;
             if bad <= SEED_WARNINGS {

@@ -10,8 +10,10 @@
 //! puts every seed again and the seen set drops those already known).
 //!
 //! A line is trimmed; blank lines and lines starting with `#` are skipped.
-//! A line that is not UTF-8 is a bad seed, skipped and reported as one that
-//! is not a URL is ([`Seed::Unreadable`]).
+//! A line that is not UTF-8, or longer than [`MAX_LINE`] bytes, is a bad
+//! seed, skipped and reported as one that is not a URL is
+//! ([`Seed::Unreadable`]); a file with no line break (a binary file given by
+//! mistake) is read [`MAX_LINE`] bytes at a time, never whole.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -22,21 +24,71 @@ use crate::{CrawlConfig, CrawlError};
 /// Most seeds read into one batch.
 pub const BATCH: usize = 10_000;
 
+/// Longest line read as a seed, in bytes (a crawl cuts URLs far shorter
+/// than this as traps, 2,048 bytes by default).
+pub const MAX_LINE: u64 = 64 * 1024;
+
 /// One seed read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Seed {
     /// A seed's text (not yet checked as a URL).
     Text(String),
-    /// A line of the file that is not UTF-8: its number (1-based).
-    Unreadable(u64),
+    /// A line of the file that cannot be a seed.
+    Unreadable {
+        /// Its number (1-based).
+        line: u64,
+        /// Why: not UTF-8, or longer than [`MAX_LINE`].
+        why: &'static str,
+    },
+}
+
+/// The seeds of a seeds file's lines, one at a time, from any reader.
+pub struct SeedLines<R> {
+    reader: R,
+    line_no: u64,
+    buf: Vec<u8>,
+}
+
+impl<R: BufRead> SeedLines<R> {
+    /// Reads `reader` from its start.
+    pub fn new(reader: R) -> SeedLines<R> {
+        SeedLines {
+            reader,
+            line_no: 0,
+            buf: Vec::new(),
+        }
+    }
+
+    /// The next seed (blank and comment lines passed over); `None` at the end.
+    pub fn next_seed(&mut self) -> std::io::Result<Option<Seed>> {
+        loop {
+            self.buf.clear();
+            if read_line(&mut self.reader, &mut self.buf)? == 0 {
+                return Ok(None);
+            }
+            self.line_no += 1;
+            let line = self.line_no;
+            let content = self.buf.strip_suffix(b"\n").unwrap_or(&self.buf);
+            if content.len() as u64 > MAX_LINE {
+                let why = "longer than 64 KiB";
+                return Ok(Some(Seed::Unreadable { line, why }));
+            }
+            let Ok(text) = std::str::from_utf8(content) else {
+                let why = "not UTF-8";
+                return Ok(Some(Seed::Unreadable { line, why }));
+            };
+            let text = text.trim();
+            if !text.is_empty() && !text.starts_with('#') {
+                return Ok(Some(Seed::Text(text.to_string())));
+            }
+        }
+    }
 }
 
 /// Reads the seeds in batches.
 pub struct Seeds<'a> {
     inline: std::slice::Iter<'a, String>,
-    file: Option<(PathBuf, BufReader<File>)>,
-    line_no: u64,
-    buf: Vec<u8>,
+    file: Option<(PathBuf, SeedLines<BufReader<File>>)>,
 }
 
 impl<'a> Seeds<'a> {
@@ -44,17 +96,15 @@ impl<'a> Seeds<'a> {
     /// opened is a [`CrawlError::Config`] naming it.
     pub fn open(cfg: &'a CrawlConfig) -> Result<Seeds<'a>, CrawlError> {
         let file = match &cfg.seeds_file {
-            Some(p) => Some((
-                p.clone(),
-                BufReader::new(File::open(p).map_err(|e| bad(p, e))?),
-            )),
+            Some(p) => {
+                let f = File::open(p).map_err(|e| bad(p, e))?;
+                Some((p.clone(), SeedLines::new(BufReader::new(f))))
+            }
             None => None,
         };
         Ok(Seeds {
             inline: cfg.seeds.iter(),
             file,
-            line_no: 0,
-            buf: Vec::new(),
         })
     }
 
@@ -63,25 +113,13 @@ impl<'a> Seeds<'a> {
         let max = max.max(1);
         let mut out = Vec::with_capacity(max.min(BATCH));
         out.extend(self.inline.by_ref().take(max).cloned().map(Seed::Text));
-        let Some((path, reader)) = &mut self.file else {
+        let Some((path, lines)) = &mut self.file else {
             return Ok(out);
         };
         while out.len() < max {
-            self.buf.clear();
-            let n = reader
-                .read_until(b'\n', &mut self.buf)
-                .map_err(|e| bad(path, e))?;
-            if n == 0 {
-                break;
-            }
-            self.line_no += 1;
-            let Ok(line) = std::str::from_utf8(&self.buf) else {
-                out.push(Seed::Unreadable(self.line_no));
-                continue;
-            };
-            let line = line.trim();
-            if !line.is_empty() && !line.starts_with('#') {
-                out.push(Seed::Text(line.to_string()));
+            match lines.next_seed().map_err(|e| bad(path, e))? {
+                Some(seed) => out.push(seed),
+                None => break,
             }
         }
         Ok(out)
@@ -99,12 +137,38 @@ impl<'a> Seeds<'a> {
                 .into_iter()
                 .filter_map(|s| match s {
                     Seed::Text(t) => Some(t),
-                    Seed::Unreadable(_) => None,
+                    Seed::Unreadable { .. } => None,
                 })
                 .collect();
             if !texts.is_empty() {
                 return Ok(texts);
             }
+        }
+    }
+}
+
+/// Reads one line into `buf` (its break included), keeping at most
+/// [`MAX_LINE`] + 1 bytes of it: the rest of a longer line is read and
+/// dropped. Returns the bytes read (0 at the end).
+fn read_line(reader: &mut impl BufRead, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+    let mut total = std::io::Read::take(&mut *reader, MAX_LINE + 1).read_until(b'\n', buf)?;
+    if buf.last() == Some(&b'\n') || total == 0 {
+        return Ok(total);
+    }
+    loop {
+        // Past the cap: skip to the line's end, a buffer at a time.
+        let chunk = reader.fill_buf()?;
+        if chunk.is_empty() {
+            return Ok(total);
+        }
+        let (used, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        reader.consume(used);
+        total += used;
+        if done {
+            return Ok(total);
         }
     }
 }
@@ -152,7 +216,10 @@ mod tests {
             t("http://b.test/"),
             t("http://c.test/"),
             t("http://d.test/"),
-            Seed::Unreadable(5),
+            Seed::Unreadable {
+                line: 5,
+                why: "not UTF-8",
+            },
             t("http://e.test/"),
         ];
         for max in [1, 2, 3, 4, 100] {
@@ -171,6 +238,88 @@ mod tests {
         );
         assert_eq!(s.next_texts(5).unwrap(), ["http://e.test/"]);
         assert!(s.next_texts(5).unwrap().is_empty());
+    }
+
+    /// The model: the bytes split at each line break, each line judged on
+    /// its own.
+    fn model(data: &[u8]) -> Vec<Seed> {
+        let mut lines: Vec<&[u8]> = data.split(|&b| b == b'\n').collect();
+        if data.ends_with(b"\n") || data.is_empty() {
+            lines.pop();
+        }
+        let mut out = Vec::new();
+        for (i, l) in lines.into_iter().enumerate() {
+            let line = i as u64 + 1;
+            if l.len() as u64 > MAX_LINE {
+                let why = "longer than 64 KiB";
+                out.push(Seed::Unreadable { line, why });
+            } else if let Ok(t) = std::str::from_utf8(l) {
+                let t = t.trim();
+                if !t.is_empty() && !t.starts_with('#') {
+                    out.push(Seed::Text(t.to_string()));
+                }
+            } else {
+                let why = "not UTF-8";
+                out.push(Seed::Unreadable { line, why });
+            }
+        }
+        out
+    }
+
+    fn read_all(mut lines: SeedLines<impl BufRead>) -> Vec<Seed> {
+        std::iter::from_fn(|| lines.next_seed().unwrap()).collect()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+        /// Any bytes, read whole or through a 7-byte buffer, give the
+        /// model's seeds; some lines run past the cap.
+        #[test]
+        fn seed_lines_agree_with_the_model(
+            parts in proptest::collection::vec(
+                proptest::prop_oneof![
+                    4 => proptest::collection::vec(
+                        proptest::sample::select(
+                            b" \t\r\n#ax/:.\xff\xc3\xa9".to_vec()
+                        ),
+                        0..12,
+                    ),
+                    1 => proptest::strategy::Strategy::prop_map(0u64..3, |k| vec![b'x'; (MAX_LINE + k) as usize - 1]),
+                ],
+                0..8,
+            ),
+        ) {
+            let data = parts.concat();
+            let want = model(&data);
+            proptest::prop_assert_eq!(&read_all(SeedLines::new(&data[..])), &want);
+            let small = SeedLines::new(std::io::BufReader::with_capacity(7, &data[..]));
+            proptest::prop_assert_eq!(&read_all(small), &want);
+        }
+    }
+
+    #[test]
+    fn a_line_past_the_cap_is_one_bad_seed_and_the_next_line_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("seeds.txt");
+        let cap = MAX_LINE as usize;
+        let mut text = format!("http://a.test/{}\n", "x".repeat(cap)).into_bytes();
+        // Exactly at the cap (its break not counted) is still read.
+        let at_cap = format!("http://b.test/{}", "y".repeat(cap - 14));
+        text.extend_from_slice(format!("{at_cap}\nhttp://c.test/\n").as_bytes());
+        // A last line with no break, far past the cap.
+        text.extend(std::iter::repeat_n(b'z', 3 * cap));
+        std::fs::write(&f, text).unwrap();
+        let long = |line| Seed::Unreadable {
+            line,
+            why: "longer than 64 KiB",
+        };
+        let want = vec![
+            long(1),
+            Seed::Text(at_cap),
+            Seed::Text("http://c.test/".into()),
+            long(4),
+        ];
+        assert_eq!(all(&cfg(&[], Some(&f)), 2).concat(), want);
     }
 
     #[test]
