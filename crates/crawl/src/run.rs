@@ -678,10 +678,9 @@ async fn dispatch(sh: &Arc<Shared>, stop: &AtomicBool) -> Result<(), CrawlError>
 }
 
 /// Flushes the frontier, the page store and the WARC file, each even if an
-/// earlier one failed; the first error is returned.
-/// Makes the run's writes durable; after a run that ended without a
-/// failure, also checkpoints the frontier (a failed one, maybe poisoned,
-/// is only flushed).
+/// earlier one failed; the first error is returned. After a run that ended
+/// without a failure the frontier is also checkpointed (a failed one, maybe
+/// poisoned, is only flushed).
 async fn flush_all(sh: &Shared, clean: bool) -> Result<(), CrawlError> {
     let queue = if clean {
         sh.queue.checkpoint().await
