@@ -136,7 +136,10 @@ fn unreachable_robots_txt_files_are_explained_without_flooding_the_log() {
         said.iter().all(|l| l.contains("unreachable: http connect")),
         "{err}"
     );
-    assert!(said[9].contains("logged at debug level"), "{err}");
+    // The tenth failure counted says so; fetches run in parallel, so its
+    // line may come out before another of the ten.
+    let last = said.iter().filter(|l| l.contains("logged at debug level"));
+    assert_eq!(last.count(), 1, "{err}");
 }
 
 #[test]

@@ -74,9 +74,15 @@ impl Queue {
         policy: mgz_url::Policy,
     ) -> Result<(Queue, std::collections::HashMap<u64, u64>), CrawlError> {
         let f = frontier.clone();
+        let started = std::time::Instant::now();
         let c = tokio::task::spawn_blocking(move || census(&f, &policy))
             .await
             .map_err(ferr)??;
+        tracing::info!(
+            census_s = started.elapsed().as_secs_f64(),
+            hosts = c.per_host.len(),
+            "frontier counted"
+        );
         let q = Queue {
             frontier,
             pending: Mutex::new(c.pending),
