@@ -19,9 +19,7 @@ use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use mgz_frontier::{
-    Frontier, GetParams, KnownItem, Lowered, PutOutcome, UrlItem, UrlQuery, UrlRecord,
-};
+use mgz_frontier::{Frontier, GetParams, KnownItem, Lowered, PutOutcome, UrlItem, UrlRecord};
 
 use crate::CrawlError;
 
@@ -378,37 +376,29 @@ fn bump(counts: &mut Vec<u64>, depth: u32) {
 /// listing by offset would rescan from the start every page).
 fn census(f: &Frontier, policy: &mgz_url::Policy) -> Result<Census, CrawlError> {
     let mut c = Census::default();
-    let mut start = 0;
-    loop {
-        let page = f.list_queues("", start, 10_000, true);
-        if page.keys.is_empty() {
-            return Ok(c);
+    f.for_each_url("", |r| {
+        // Stored URLs are canonical: most are recognised without a parse.
+        let host = match mgz_url::PlainUrl::check(&r.url, policy) {
+            Some(p) => Some(crate::traps::host_key(p.host())),
+            None => mgz_url::CanonicalUrl::parse(&r.url, None, policy)
+                .ok()
+                .map(|u| crate::traps::host_key(u.host())),
+        };
+        if let Some(h) = host {
+            *c.per_host.entry(h).or_default() += 1;
         }
-        start += page.keys.len() as u32;
-        for key in page.keys {
-            let q = UrlQuery {
-                key: Some(key),
-                size: u64::MAX,
-                ..UrlQuery::default()
+        if r.next_fetch != 0 {
+            let counts = if is_retrying(&r.metadata) {
+                &mut c.retrying
+            } else {
+                &mut c.pending
             };
-            for r in f.list_urls(&q).map_err(ferr)? {
-                if let Ok(u) = mgz_url::CanonicalUrl::parse(&r.url, None, policy) {
-                    *c.per_host
-                        .entry(crate::traps::host_key(u.host()))
-                        .or_default() += 1;
-                }
-                if r.next_fetch == 0 {
-                    continue;
-                }
-                let counts = if is_retrying(&r.metadata) {
-                    &mut c.retrying
-                } else {
-                    &mut c.pending
-                };
-                bump(counts, r.depth);
-            }
+            bump(counts, r.depth);
         }
-    }
+        true
+    })
+    .map_err(ferr)?;
+    Ok(c)
 }
 
 impl Queue {

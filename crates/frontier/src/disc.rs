@@ -359,6 +359,33 @@ impl Store {
         self.segs.all().flat_map(|(_, ks)| ks.iter())
     }
 
+    /// Calls `f(queue id, position, body bytes)` on every pending entry
+    /// of every queue (`sched` first, then `disc` segment by segment)
+    /// until it returns false: one pass over each keyspace, for a census
+    /// (one prefix scan per queue and keyspace costs a seek each).
+    pub fn for_each_pending_all(
+        &self,
+        mut f: impl FnMut(u32, LeaseKey, UserValue) -> Result<bool>,
+    ) -> Result<()> {
+        for kv in self.sched.iter() {
+            let (k, v) = kv.into_inner()?;
+            let (qid, next, seq) = parse_sched_key(&k)?;
+            if !f(qid, (next, seq), v)? {
+                return Ok(());
+            }
+        }
+        for (_, ks) in self.segs.all() {
+            for kv in ks.iter() {
+                let (k, v) = kv.into_inner()?;
+                let (qid, pos) = parse_disc_key(&k)?;
+                if !f(qid, pos, v)? {
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Calls `f(position, body bytes)` on every pending entry of queue
     /// `qid` (`sched` first, then `disc` segment by segment) until it
     /// returns false. One prefix scan per segment.

@@ -360,3 +360,81 @@ fn a_pending_url_moves_and_a_leased_one_is_not_served_again() {
     assert_eq!(f.lower_depth("", urls[0], 0).unwrap(), Lowered::Unchanged);
     assert_eq!(f.url_status("", urls[0], None).unwrap().next_fetch, 0);
 }
+
+#[test]
+fn for_each_url_sees_what_listing_every_queue_sees() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::new(T0);
+    let opts = FrontierOptions {
+        clock: Arc::new(clock.clone()),
+        durability: Durability::OsBuffer,
+        // 16 discovered URLs a segment: the 300 below span many.
+        store: mgz_frontier::StoreOptions {
+            segment_bits: 4,
+            ..mgz_frontier::StoreOptions::default()
+        },
+        ..FrontierOptions::default()
+    };
+    let f = Frontier::open(dir.path(), opts).unwrap();
+    let items: Vec<UrlItem> = (0..300)
+        .map(|i| UrlItem {
+            crawl: if i % 7 == 0 {
+                "other".into()
+            } else {
+                String::new()
+            },
+            depth: i % 4,
+            ..UrlItem::new(format!("http://h{}.test/p{i}", i % 23))
+        })
+        .collect();
+    f.put_discovered(&items).unwrap();
+    // Some completed, some rescheduled (in `sched`), some leased, the
+    // rest still discovered (in `disc`).
+    let leased = f.get(&GetParams::default()).unwrap();
+    assert!(leased.len() > 20);
+    for (i, r) in leased.into_iter().enumerate() {
+        let next_fetch = match i % 3 {
+            0 => 0,
+            1 => T0 / 1000 + 3600,
+            _ => continue,
+        };
+        let item = r.into_item(1);
+        f.put_known(&[KnownItem { item, next_fetch }]).unwrap();
+    }
+    type Row = (String, String, String, u32, u64);
+    let row =
+        |r: mgz_frontier::UrlRecord| -> Row { (r.crawl, r.key, r.url, r.depth, r.next_fetch) };
+    for crawl in ["", "other", "absent"] {
+        let mut want: Vec<Row> = Vec::new();
+        for key in f.list_queues(crawl, 0, u32::MAX, true).keys {
+            let q = UrlQuery {
+                crawl: crawl.into(),
+                key: Some(key),
+                size: u64::MAX,
+                ..UrlQuery::default()
+            };
+            want.extend(f.list_urls(&q).unwrap().into_iter().map(row));
+        }
+        let mut got = Vec::new();
+        f.for_each_url(crawl, |r| {
+            got.push(row(r));
+            true
+        })
+        .unwrap();
+        want.sort();
+        got.sort();
+        assert_eq!(got, want, "crawl {crawl:?}");
+        if crawl.is_empty() {
+            assert_eq!(got.len(), 300 - 43, "every URL of the default crawl");
+            assert!(got.iter().any(|r| r.4 == 0) && got.iter().any(|r| r.4 > T0 / 1000));
+        }
+    }
+    // It stops when asked.
+    let mut calls = 0;
+    f.for_each_url("", |_| {
+        calls += 1;
+        calls < 5
+    })
+    .unwrap();
+    assert_eq!(calls, 5);
+}
