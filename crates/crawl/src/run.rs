@@ -23,7 +23,7 @@ use crate::gate::Gates;
 use crate::queue::{Queue, now_s};
 use crate::robots_cache::RobotsCache;
 use crate::robots_store::RobotsStore;
-use crate::seeds::Seed;
+use crate::seeds::{Seed, Spool};
 use crate::stats::{Counters, Summary};
 use crate::store::Store;
 use crate::traps::Filter;
@@ -34,6 +34,9 @@ use crate::{CrawlError, discover::discover, progress, worker};
 pub struct Shared {
     /// Settings.
     pub cfg: CrawlConfig,
+    /// The bytes of a seeds file that cannot be read twice, until the
+    /// seeds are queued.
+    seed_spool: Mutex<Option<Spool>>,
     /// Frontier and pending counts.
     pub queue: Queue,
     /// HTTP client.
@@ -213,10 +216,13 @@ const SEED_WARNINGS: usize = 10;
 /// The scope of the seeds: every seed read once, in batches, its host kept
 /// ([`crate::traps::SeedScope`]); each seed that is not a URL the crawl can
 /// fetch is warned about and skipped (as links that do not parse are).
-/// Fails when there were seeds and none is usable.
-fn seed_scope(cfg: &CrawlConfig) -> Result<crate::traps::SeedScope, CrawlError> {
+/// Fails when there were seeds and none is usable, or a seeds file has
+/// none. Also returns the bytes of a seeds file that cannot be read twice
+/// ([`Spool`]).
+fn seed_scope(cfg: &CrawlConfig) -> Result<(crate::traps::SeedScope, Option<Spool>), CrawlError> {
     let mut scope = crate::traps::SeedScope::new(cfg.scope);
-    let mut seeds = crate::seeds::Seeds::open(cfg)?;
+    let spool = Spool::of(cfg)?;
+    let mut seeds = crate::seeds::Seeds::open(cfg, spool.as_ref())?;
     let (mut bad, mut total) = (0usize, 0usize);
     let mut first = None;
     loop {
@@ -248,18 +254,27 @@ fn seed_scope(cfg: &CrawlConfig) -> Result<crate::traps::SeedScope, CrawlError> 
     if bad > SEED_WARNINGS {
         tracing::warn!("{} more seeds skipped", bad - SEED_WARNINGS);
     }
-    match first {
-        Some(first) if bad == total => Err(CrawlError::Config(format!(
+    match (first, &cfg.seeds_file) {
+        (Some(first), _) if bad == total => Err(CrawlError::Config(format!(
             "no usable seed URL: all {bad} skipped (the first, {first})"
         ))),
-        _ => Ok(scope),
+        (None, Some(path)) if total == 0 => Err(CrawlError::Config(format!(
+            "no seed URL: seeds file {} has no line that is not blank or a comment",
+            path.display()
+        ))),
+        _ => Ok((scope, spool)),
     }
 }
 
 /// Queues the seeds, a batch at a time, until they are all put or `stop`
 /// is raised (the next run puts them again).
 async fn put_seeds(sh: &Shared) -> Result<(), CrawlError> {
-    let mut seeds = crate::seeds::Seeds::open(&sh.cfg)?;
+    let spool = sh
+        .seed_spool
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .take();
+    let mut seeds = crate::seeds::Seeds::open(&sh.cfg, spool.as_ref())?;
     while !sh.stop.load(Ordering::Relaxed) {
         let batch = seeds.next_texts(crate::seeds::BATCH)?;
         if batch.is_empty() {
@@ -271,7 +286,7 @@ async fn put_seeds(sh: &Shared) -> Result<(), CrawlError> {
 }
 
 async fn open_shared(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Arc<Shared>, CrawlError> {
-    let seed_scope = seed_scope(&cfg)?;
+    let (seed_scope, seed_spool) = seed_scope(&cfg)?;
     // Before anything is made: a `--ca-cert` or `--proxy` that cannot be
     // used stops here.
     let fetcher = Fetcher::new(&cfg.fetch)?;
@@ -347,6 +362,7 @@ async fn open_shared(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Arc<Shar
             .keep_edge
             .then(|| crate::edge::Edge::new(&cfg.state_dir)),
         queue,
+        seed_spool: Mutex::new(seed_spool),
         cfg,
         stop,
     }))
@@ -761,9 +777,11 @@ mod tests {
             seeds: s.iter().map(|x| x.to_string()).collect(),
             ..CrawlConfig::default()
         };
-        let scope = seed_scope(&cfg(&["http://a.test/", "not a url", "ftp://b/"])).unwrap();
+        let (scope, spool) =
+            seed_scope(&cfg(&["http://a.test/", "not a url", "ftp://b/"])).unwrap();
+        assert!(spool.is_none());
         assert!(scope.admits("a.test") && !scope.admits("b") && scope.len() == 1);
-        assert!(seed_scope(&cfg(&[])).unwrap().is_empty());
+        assert!(seed_scope(&cfg(&[])).unwrap().0.is_empty());
         let many: Vec<String> = (0..25).map(|i| format!("mailto:{i}@x")).collect();
         let many: Vec<&str> = many.iter().map(String::as_str).collect();
         for bad in [vec!["not a url", "ftp://b/"], many] {
@@ -793,7 +811,13 @@ mod tests {
             r => panic!("{r:?}"),
         }
         std::fs::write(&f, b"\xff\nhttp://c.test/x\n").unwrap();
-        assert!(seed_scope(&cfg).unwrap().admits("c.test"));
+        assert!(seed_scope(&cfg).unwrap().0.admits("c.test"));
+        // A file of comments and blank lines has no seed.
+        std::fs::write(&f, "# none\n\n  \n").unwrap();
+        match seed_scope(&cfg) {
+            Err(CrawlError::Config(m)) => assert!(m.contains("no seed URL"), "{m}"),
+            r => panic!("{r:?}"),
+        }
         cfg.seeds_file = Some(dir.path().join("absent"));
         assert!(matches!(seed_scope(&cfg), Err(CrawlError::Config(_))));
     }

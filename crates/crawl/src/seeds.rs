@@ -9,6 +9,11 @@
 //! (a Ctrl-C or `--max-time` during a long seeding stops it: the next run
 //! puts every seed again and the seen set drops those already known).
 //!
+//! A seeds file that cannot be read twice (a pipe, a shell's `<(…)`, a
+//! terminal) is read whole in the first pass and its bytes kept for the
+//! second ([`Spool`]): memory as the file's size, as every seeds file took
+//! before session 52.
+//!
 //! A line is trimmed; blank lines and lines starting with `#` are skipped.
 //! A line that is not UTF-8, or longer than [`MAX_LINE`] bytes, is a bad
 //! seed, skipped and reported as one that is not a URL is
@@ -18,6 +23,7 @@
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::{CrawlConfig, CrawlError};
 
@@ -85,22 +91,56 @@ impl<R: BufRead> SeedLines<R> {
     }
 }
 
+/// The bytes of a seeds file that cannot be read twice, kept between the
+/// two passes.
+#[derive(Debug, Clone)]
+pub struct Spool(Arc<Vec<u8>>);
+
+impl AsRef<[u8]> for Spool {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl Spool {
+    /// The bytes of `cfg`'s seeds file when it is not a regular file (nor
+    /// a directory, which fails to read in [`Seeds`]): `None` for a file
+    /// that can be read again, or no seeds file.
+    pub fn of(cfg: &CrawlConfig) -> Result<Option<Spool>, CrawlError> {
+        let Some(p) = &cfg.seeds_file else {
+            return Ok(None);
+        };
+        let kind = std::fs::metadata(p).map_err(|e| bad(p, e))?.file_type();
+        if kind.is_file() || kind.is_dir() {
+            return Ok(None);
+        }
+        let bytes = std::fs::read(p).map_err(|e| bad(p, e))?;
+        Ok(Some(Spool(Arc::new(bytes))))
+    }
+}
+
 /// Reads the seeds in batches.
 pub struct Seeds<'a> {
     inline: std::slice::Iter<'a, String>,
-    file: Option<(PathBuf, SeedLines<BufReader<File>>)>,
+    file: Option<(PathBuf, SeedLines<Box<dyn BufRead + Send>>)>,
 }
 
 impl<'a> Seeds<'a> {
-    /// The seeds of `cfg`, from the first; a seeds file that cannot be
+    /// The seeds of `cfg`, from the first, the file's read from `spool`
+    /// when there is one ([`Spool::of`]); a seeds file that cannot be
     /// opened is a [`CrawlError::Config`] naming it.
-    pub fn open(cfg: &'a CrawlConfig) -> Result<Seeds<'a>, CrawlError> {
-        let file = match &cfg.seeds_file {
-            Some(p) => {
-                let f = File::open(p).map_err(|e| bad(p, e))?;
-                Some((p.clone(), SeedLines::new(BufReader::new(f))))
+    pub fn open(cfg: &'a CrawlConfig, spool: Option<&Spool>) -> Result<Seeds<'a>, CrawlError> {
+        let file = match (&cfg.seeds_file, spool) {
+            (Some(p), Some(spool)) => {
+                let r: Box<dyn BufRead + Send> = Box::new(std::io::Cursor::new(spool.clone()));
+                Some((p.clone(), SeedLines::new(r)))
             }
-            None => None,
+            (Some(p), None) => {
+                let f = File::open(p).map_err(|e| bad(p, e))?;
+                let r: Box<dyn BufRead + Send> = Box::new(BufReader::new(f));
+                Some((p.clone(), SeedLines::new(r)))
+            }
+            (None, _) => None,
         };
         Ok(Seeds {
             inline: cfg.seeds.iter(),
@@ -190,7 +230,7 @@ mod tests {
     }
 
     fn all(cfg: &CrawlConfig, max: usize) -> Vec<Vec<Seed>> {
-        let mut s = Seeds::open(cfg).unwrap();
+        let mut s = Seeds::open(cfg, None).unwrap();
         let mut out = Vec::new();
         loop {
             let b = s.next_batch(max).unwrap();
@@ -226,7 +266,7 @@ mod tests {
             let got = all(&c, max);
             assert_eq!(got.concat(), want, "max {max}");
         }
-        let mut s = Seeds::open(&c).unwrap();
+        let mut s = Seeds::open(&c, None).unwrap();
         assert_eq!(
             s.next_texts(5).unwrap(),
             [
@@ -332,20 +372,20 @@ mod tests {
         // Only unreadable lines: `next_texts` goes past them to the end.
         std::fs::write(&f, b"\xfe\n\xff\n").unwrap();
         assert!(
-            Seeds::open(&cfg(&[], Some(&f)))
+            Seeds::open(&cfg(&[], Some(&f)), None)
                 .unwrap()
                 .next_texts(1)
                 .unwrap()
                 .is_empty()
         );
         let missing = dir.path().join("missing.txt");
-        match Seeds::open(&cfg(&[], Some(&missing))) {
+        match Seeds::open(&cfg(&[], Some(&missing)), None) {
             Err(CrawlError::Config(m)) => assert!(m.contains("missing.txt"), "{m}"),
             r => panic!("{:?}", r.err()),
         }
         // A directory opens but cannot be read: the error names it.
         let c = cfg(&[], Some(dir.path()));
-        match Seeds::open(&c).and_then(|mut s| s.next_batch(1)) {
+        match Seeds::open(&c, None).and_then(|mut s| s.next_batch(1)) {
             Err(CrawlError::Config(m)) => assert!(m.contains("seeds file"), "{m}"),
             r => panic!("{r:?}"),
         }

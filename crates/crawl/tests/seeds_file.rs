@@ -74,3 +74,35 @@ async fn a_crawl_stopped_before_its_seeds_are_put_puts_them_on_the_next_run() {
     let want = common::stored_pages(&fresh.path().join("pages.db"));
     assert_eq!(first, want, "{}", common::diff(&first, &want));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_seeds_pipe_read_once_is_crawled_as_a_file_is() {
+    let (sim, server) = common::small_sim(13, 5, 10).await;
+    let seeds = mgz_sim::seeds(&sim);
+    let file_dir = tempfile::tempdir().unwrap();
+    let file = file_dir.path().join("seeds.txt");
+    std::fs::write(&file, seeds.join("\n")).unwrap();
+    let mut by_file = common::crawl_config(&sim, &server, file_dir.path(), 1);
+    by_file.seeds.clear();
+    by_file.seeds_file = Some(file);
+    common::run(by_file).await;
+    let want = common::stored_pages(&file_dir.path().join("pages.db"));
+    assert!(!want.is_empty());
+
+    // A named pipe, as `--seeds <(cmd)` gives: it can be read only once.
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("seeds.fifo");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo failed");
+    let writer = {
+        let (fifo, text) = (fifo.clone(), seeds.join("\n"));
+        std::thread::spawn(move || std::fs::write(fifo, text).unwrap())
+    };
+    let mut by_pipe = common::crawl_config(&sim, &server, dir.path(), 1);
+    by_pipe.seeds.clear();
+    by_pipe.seeds_file = Some(fifo);
+    common::run(by_pipe).await;
+    writer.join().unwrap();
+    let got = common::stored_pages(&dir.path().join("pages.db"));
+    assert_eq!(got, want, "{}", common::diff(&got, &want));
+}
