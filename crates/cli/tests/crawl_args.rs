@@ -34,6 +34,22 @@ fn seeds_that_are_not_urls_are_named_and_none_left_fails() {
 }
 
 #[test]
+fn a_seeds_file_without_a_seed_or_absent_fails_before_anything_is_made() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let empty = dir.path().join("empty.txt");
+    std::fs::write(&empty, "# none yet\n\n").unwrap();
+    let absent = dir.path().join("absent.txt");
+    for (file, says) in [(&empty, "no seed URL"), (&absent, "absent.txt")] {
+        let (ok, err) = crawl(dir.path(), &state, &["--seeds", file.to_str().unwrap()]);
+        assert!(!ok, "{file:?} was taken");
+        assert!(err.contains(says), "{file:?}: {err}");
+        assert!(!state.exists(), "{file:?}: the state was made");
+        assert!(!dir.path().join("pages.db").exists());
+    }
+}
+
+#[test]
 fn a_state_path_that_is_a_file_is_named() {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
