@@ -3,7 +3,7 @@
 # crawler's memory bound (peak RSS < 1 GB). The sim serves in its own process;
 # the crawler runs under /usr/bin/time -v, and its RSS is sampled every
 # SAMPLE seconds next to the pages it has fetched (from its log lines).
-# Usage: bench/million.sh [PAGES] [HOSTS] [WORKDIR]
+# Usage: bench/million.sh [PAGES] [HOSTS] [WORKDIR]   (MGZ=BINARY, default target/release/mgz)
 # Output: WORKDIR/time.txt, WORKDIR/rss.csv (elapsed_s,rss_kb,log line),
 # WORKDIR/summary.json. Politeness is off (--delay 0, robots ignored, so no
 # Crawl-delay): this measures memory and throughput, not manners.
@@ -12,7 +12,7 @@ pages=${1:-1000000}
 hosts=${2:-10000}
 repo=$(cd "$(dirname "$0")/../../.." && pwd)
 work=${3:-$repo/target/million}
-mgz="$repo/target/release/mgz"
+mgz=${MGZ:-$repo/target/release/mgz}
 port=${PORT:-18123}
 sample=${SAMPLE:-15}
 rm -rf "$work" && mkdir -p "$work"
