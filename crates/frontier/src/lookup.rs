@@ -187,7 +187,7 @@ impl Frontier {
     /// first, not by queue key). One pass over each keyspace, where listing
     /// the queues one by one costs a seek per queue and keyspace: for a
     /// census of a crawl with many queues (measured: a million URLs on
-    /// 87,532 queues, 12.8 s queue by queue).
+    /// 87,532 queues, 10 s queue by queue, 0.9 s in one pass).
     pub fn for_each_url(&self, crawl: &str, mut f: impl FnMut(UrlRecord) -> bool) -> Result<()> {
         let keys: std::collections::HashMap<u32, String> = {
             let t = self.lock_store()?;
