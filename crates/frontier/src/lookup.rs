@@ -134,6 +134,15 @@ impl Frontier {
         Ok(n)
     }
 
+    /// Calls `f` on each URL of a crawl or queue matching the filter, in
+    /// the order [`Frontier::list_urls`] pages through (`start` and `size`
+    /// ignored), until it returns false: a listing of any length in one
+    /// pass, where paging with `start` scans the skipped records again for
+    /// every page.
+    pub fn visit_urls(&self, query: &UrlQuery, f: impl FnMut(UrlRecord) -> bool) -> Result<()> {
+        self.scan_urls(query, f)
+    }
+
     /// Calls `f` on each matching record until it returns false.
     fn scan_urls(&self, query: &UrlQuery, mut f: impl FnMut(UrlRecord) -> bool) -> Result<()> {
         let queues: Vec<(u32, String)> = {

@@ -5,8 +5,10 @@
 //!   frontier as one `*_nowait` batch (relative order kept within a kind), the
 //!   statuses are put back in item order, and the [`Written::durable`] wait
 //!   covers both commits;
-//! - ListURLs pages through `Frontier::list_urls` in pages of [`LIST_PAGE`] so
-//!   a dump of millions of URLs never sits in memory at once.
+//! - ListURLs streams `Frontier::visit_urls` into the reply, one pass
+//!   whatever its length, so a dump of millions of URLs never sits in memory
+//!   at once. (It paged through `Frontier::list_urls` 50,000 at a time, and
+//!   each page scanned the ones before it again.)
 
 use mgz_frontier::{Frontier, GetParams as FGet, PutOutcome, UrlQuery};
 
@@ -18,9 +20,6 @@ use crate::proto::{
     PurgeUrlParams, QueueDelayParams, QueueList, QueueWithinCrawlParams, Stats, UrlInfo, UrlItem,
     UrlStatusRequest, url_item,
 };
-
-/// URLs read from the store per ListURLs page.
-pub const LIST_PAGE: u64 = 50_000;
 
 fn key_opt(key: &str) -> Option<&str> {
     Some(key).filter(|k| !k.is_empty())
@@ -156,24 +155,19 @@ impl FrontierBackend for Frontier {
         p: &ListUrlParams,
         sink: &mut dyn FnMut(UrlItem) -> bool,
     ) -> BackendResult<()> {
-        let mut query = query(&p.crawl_id, &p.key, p.filter.clone(), p.ignore_case);
-        let (mut start, mut left) = (u64::from(p.start), u64::from(p.size));
-        while left > 0 {
-            query.start = start;
-            query.size = left.min(LIST_PAGE);
-            let page = Frontier::list_urls(self, &query)?;
-            let got = page.len() as u64;
-            for rec in page {
-                if !sink(convert::item_out(rec)) {
-                    return Ok(());
-                }
-            }
-            if got < query.size {
-                break;
-            }
-            start += got;
-            left -= got;
+        let query = query(&p.crawl_id, &p.key, p.filter.clone(), p.ignore_case);
+        let (mut skip, mut left) = (u64::from(p.start), u64::from(p.size));
+        if left == 0 {
+            return Ok(());
         }
+        Frontier::visit_urls(self, &query, |rec| {
+            if skip > 0 {
+                skip -= 1;
+                return true;
+            }
+            left -= 1;
+            sink(convert::item_out(rec)) && left > 0
+        })?;
         Ok(())
     }
 

@@ -398,6 +398,26 @@ async fn list_and_count_urls_page_and_filter() {
     })
     .await;
     assert_eq!(tail.len(), 50);
+    // Pages put end to end are the listing taken whole.
+    let whole = list(ListUrlParams {
+        size: 1000,
+        ..Default::default()
+    })
+    .await;
+    assert_eq!(whole.len(), 250);
+    let mut paged = Vec::new();
+    for start in (0..250).step_by(70) {
+        paged.extend(
+            list(ListUrlParams {
+                start,
+                size: 70,
+                ..Default::default()
+            })
+            .await,
+        );
+    }
+    assert_eq!(paged, whole);
+    assert_eq!(&whole[200..], &tail[..]);
     assert!(
         tail.iter()
             .all(|i| matches!(i.item, Some(url_item::Item::Known(_))))
