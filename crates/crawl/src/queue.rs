@@ -372,8 +372,8 @@ fn bump(counts: &mut Vec<u64>, depth: u32) {
     counts[d] += 1;
 }
 
-/// One pass over the frontier, queue by queue (O(URLs); paging one flat
-/// listing by offset would rescan from the start every page).
+/// One pass over each of the frontier's keyspaces ([`Frontier::for_each_url`];
+/// queue by queue cost a seek per queue and keyspace).
 fn census(f: &Frontier, policy: &mgz_url::Policy) -> Result<Census, CrawlError> {
     let mut c = Census::default();
     f.for_each_url("", |r| {

@@ -11,6 +11,21 @@ use mgz_crawl::traps::Scope;
 
 mod common;
 
+/// The crawl of `sim` into `dir` to `max_depth`, its seeds read from `file`
+/// only.
+fn file_config(
+    sim: &mgz_sim::SimConfig,
+    server: &mgz_sim::SimServer,
+    dir: &std::path::Path,
+    max_depth: u32,
+    file: std::path::PathBuf,
+) -> mgz_crawl::CrawlConfig {
+    let mut cfg = common::crawl_config(sim, server, dir, max_depth);
+    cfg.seeds.clear();
+    cfg.seeds_file = Some(file);
+    cfg
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_seeds_file_crawls_what_the_same_seeds_inline_do() {
     let (sim, server) = common::small_sim(11, 6, 12).await;
@@ -37,10 +52,8 @@ async fn a_seeds_file_crawls_what_the_same_seeds_inline_do() {
         }
     }
     drop(f);
-    let mut cfg = common::crawl_config(&sim, &server, dir.path(), 2);
+    let mut cfg = file_config(&sim, &server, dir.path(), 2, file);
     cfg.scope = Scope::Host;
-    cfg.seeds.clear();
-    cfg.seeds_file = Some(file);
     common::run(cfg).await;
     let got = common::stored_pages(&dir.path().join("pages.db"));
     assert_eq!(got, want, "{}", common::diff(&got, &want));
@@ -52,9 +65,7 @@ async fn a_crawl_stopped_before_its_seeds_are_put_puts_them_on_the_next_run() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("seeds.txt");
     std::fs::write(&file, mgz_sim::seeds(&sim).join("\n")).unwrap();
-    let mut cfg = common::crawl_config(&sim, &server, dir.path(), 1);
-    cfg.seeds.clear();
-    cfg.seeds_file = Some(file);
+    let cfg = file_config(&sim, &server, dir.path(), 1, file.clone());
 
     let stopped = mgz_crawl::crawl(cfg.clone(), Arc::new(AtomicBool::new(true)))
         .await
@@ -67,10 +78,7 @@ async fn a_crawl_stopped_before_its_seeds_are_put_puts_them_on_the_next_run() {
     let first = common::stored_pages(&dir.path().join("pages.db"));
     // The same crawl from a fresh state stores the same pages.
     let fresh = tempfile::tempdir().unwrap();
-    let mut again = common::crawl_config(&sim, &server, fresh.path(), 1);
-    again.seeds.clear();
-    again.seeds_file = cfg.seeds_file.clone();
-    common::run(again).await;
+    common::run(file_config(&sim, &server, fresh.path(), 1, file)).await;
     let want = common::stored_pages(&fresh.path().join("pages.db"));
     assert_eq!(first, want, "{}", common::diff(&first, &want));
 }
@@ -82,10 +90,7 @@ async fn a_seeds_pipe_read_once_is_crawled_as_a_file_is() {
     let file_dir = tempfile::tempdir().unwrap();
     let file = file_dir.path().join("seeds.txt");
     std::fs::write(&file, seeds.join("\n")).unwrap();
-    let mut by_file = common::crawl_config(&sim, &server, file_dir.path(), 1);
-    by_file.seeds.clear();
-    by_file.seeds_file = Some(file);
-    common::run(by_file).await;
+    common::run(file_config(&sim, &server, file_dir.path(), 1, file)).await;
     let want = common::stored_pages(&file_dir.path().join("pages.db"));
     assert!(!want.is_empty());
 
@@ -98,10 +103,7 @@ async fn a_seeds_pipe_read_once_is_crawled_as_a_file_is() {
         let (fifo, text) = (fifo.clone(), seeds.join("\n"));
         std::thread::spawn(move || std::fs::write(fifo, text).unwrap())
     };
-    let mut by_pipe = common::crawl_config(&sim, &server, dir.path(), 1);
-    by_pipe.seeds.clear();
-    by_pipe.seeds_file = Some(fifo);
-    common::run(by_pipe).await;
+    common::run(file_config(&sim, &server, dir.path(), 1, fifo)).await;
     writer.join().unwrap();
     let got = common::stored_pages(&dir.path().join("pages.db"));
     assert_eq!(got, want, "{}", common::diff(&got, &want));
