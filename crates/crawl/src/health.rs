@@ -12,7 +12,11 @@
 //! its pages. Its remaining URLs are then recorded as failed
 //! (`host_unreachable`) without a request. A host that fails before robots.txt
 //! answers never gets this far: an unreachable robots.txt already holds its
-//! URLs back (`crate::robots`).
+//! URLs back (`crate::robots`), each asked again `--robots-retries` times;
+//! once one URL has been held back through all of them, the host is given
+//! up on robots.txt ([`HostHealth::give_up_robots`]) and its other URLs are
+//! settled (`robots_unreachable`) when next served, without waiting out
+//! the same retries each (`crate::worker`).
 //!
 //! Memory: one map entry per host currently failing (removed on its next
 //! answer) and one set entry per host given up.
@@ -33,6 +37,13 @@ struct State {
     /// Host → (failures in a row, when the first of them happened).
     failing: HashMap<String, (u32, Instant)>,
     dead: HashSet<String>,
+    /// Host → (robots.txt fetches unreachable in a row, when the first of
+    /// them happened): fetches, not URLs held back (an unreachable
+    /// robots.txt is cached for `--robots-retry`, so these are that far
+    /// apart).
+    robots_failing: HashMap<String, (u32, Instant)>,
+    /// Hosts whose robots.txt stayed unreachable through every retry.
+    robots_gone: HashSet<String>,
 }
 
 impl HostHealth {
@@ -90,6 +101,52 @@ impl HostHealth {
     pub fn dead_hosts(&self) -> usize {
         self.state().dead.len()
     }
+
+    /// A fetch of `host`'s robots.txt came to nothing (unreachable).
+    pub fn robots_failed(&self, host: &str) {
+        let mut s = self.state();
+        let now = Instant::now();
+        s.robots_failing
+            .entry(host.to_string())
+            .or_insert((0, now))
+            .0 += 1;
+    }
+
+    /// A fetch of `host`'s robots.txt was answered: its count starts again.
+    pub fn robots_answered(&self, host: &str) {
+        let mut s = self.state();
+        if !s.robots_failing.is_empty() {
+            s.robots_failing.remove(host);
+        }
+    }
+
+    /// Whether `host`'s robots.txt was fetched more than `retries` times
+    /// in a row without an answer, the first at least `span` ago: a URL
+    /// held back by it need not wait out retries of its own.
+    pub fn robots_hopeless(&self, host: &str, retries: u32, span: Duration) -> bool {
+        self.state()
+            .robots_failing
+            .get(host)
+            .is_some_and(|&(n, since)| n > retries && since.elapsed() >= span)
+    }
+
+    /// `host`'s robots.txt stayed unreachable through every retry: its
+    /// other URLs are not asked for it again this run. True the first
+    /// time (whatever `max_failures` is: the retries were the test).
+    pub fn give_up_robots(&self, host: &str) -> bool {
+        let mut s = self.state();
+        if s.robots_gone.contains(host) {
+            return false;
+        }
+        s.robots_failing.remove(host);
+        s.robots_gone.insert(host.to_string())
+    }
+
+    /// Whether `host` was given up on robots.txt ([`HostHealth::give_up_robots`]).
+    pub fn robots_given_up(&self, host: &str) -> bool {
+        let s = self.state();
+        !s.robots_gone.is_empty() && s.robots_gone.contains(host)
+    }
 }
 
 #[cfg(test)]
@@ -116,6 +173,43 @@ mod tests {
             assert!(!h.failed("a"));
         }
         assert!(!h.is_dead("a"));
+    }
+
+    #[test]
+    fn a_host_is_given_up_on_robots_once_and_alone() {
+        let h = HostHealth::new(0, Duration::ZERO);
+        assert!(!h.robots_given_up("a"));
+        assert!(h.give_up_robots("a"), "the first time");
+        assert!(!h.give_up_robots("a"), "once");
+        assert!(h.robots_given_up("a") && !h.robots_given_up("b"));
+        // Not the same as dead: its pages were never asked for.
+        assert!(!h.is_dead("a") && h.dead_hosts() == 0);
+    }
+
+    #[test]
+    fn robots_txt_is_hopeless_after_failed_fetches_in_a_row_over_the_span() {
+        let h = HostHealth::new(3, Duration::ZERO);
+        assert!(!h.robots_hopeless("a", 0, Duration::ZERO), "never asked");
+        h.robots_failed("a");
+        assert!(h.robots_hopeless("a", 0, Duration::ZERO));
+        assert!(!h.robots_hopeless("a", 1, Duration::ZERO), "one retry left");
+        h.robots_failed("a");
+        assert!(h.robots_hopeless("a", 1, Duration::ZERO));
+        assert!(
+            !h.robots_hopeless("a", 1, Duration::from_secs(3600)),
+            "too soon"
+        );
+        assert!(!h.robots_hopeless("b", 0, Duration::ZERO));
+        h.robots_answered("a"); // an answer starts the count again
+        assert!(!h.robots_hopeless("a", 0, Duration::ZERO));
+        h.robots_failed("a");
+        assert!(h.give_up_robots("a"));
+        assert!(
+            !h.robots_hopeless("a", 0, Duration::ZERO),
+            "given up: forgotten"
+        );
+        // Network failures are another count.
+        assert!(!h.is_dead("a") && !h.failed("a"));
     }
 
     #[test]

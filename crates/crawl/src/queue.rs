@@ -313,6 +313,15 @@ impl Queue {
             .map_err(ferr)
     }
 
+    /// Sets queue `key`'s own politeness delay (whole seconds), kept in
+    /// the state for later runs too (the crawler's gates space requests
+    /// whatever the frontier's delay is: it only paces the leases).
+    pub async fn set_queue_delay(&self, key: String, secs: u32) -> Result<(), CrawlError> {
+        self.call(move |f| f.set_delay("", Some(&key), secs))
+            .await?
+            .map_err(ferr)
+    }
+
     /// The frontier itself (read-only uses: stats, listings).
     pub fn frontier(&self) -> &Arc<Frontier> {
         &self.frontier

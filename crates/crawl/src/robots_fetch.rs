@@ -197,6 +197,13 @@ async fn robots_locked(
             Robots::from_response(0, b"", &sh.robots_agent)
         }
     };
+    // Fetches in a row without an answer give the host up on robots.txt
+    // (`crate::worker`), counted by host: http and https alike.
+    if matches!(robots, Robots::Unreachable) {
+        sh.health.robots_failed(host);
+    } else {
+        sh.health.robots_answered(host);
+    }
     let persist = !matches!(robots, Robots::Unreachable) && saved.status != 0;
     if let Some(d) = robots.crawl_delay() {
         sh.gates.raise_delay(sh.politeness_unit(host), d);

@@ -140,6 +140,11 @@ async fn handle(sh: &Shared, rec: &mut UrlRecord) -> Result<Next, CrawlError> {
     let deadline = (now.checked_add(sh.cfg.lease / 2))
         .unwrap_or_else(|| now + Duration::from_secs(365 * 24 * 3600));
     if !sh.cfg.ignore_robots {
+        if sh.health.robots_given_up(&host) {
+            sh.counters.error("robots_unreachable");
+            Counters::bump(&sh.counters.robots_excluded);
+            return Ok(Next::Complete);
+        }
         let robots = match crate::robots_fetch::robots_for(sh, &url, rec.depth, deadline).await {
             Ok(robots) => robots,
             Err(ahead) => {
@@ -148,7 +153,7 @@ async fn handle(sh: &Shared, rec: &mut UrlRecord) -> Result<Next, CrawlError> {
             }
         };
         if !robots.allowed(url.as_str()) {
-            return Ok(robots_refused(sh, rec, &robots));
+            return robots_refused(sh, rec, &host, &robots).await;
         }
     }
     let max_wait = deadline.saturating_duration_since(std::time::Instant::now());
@@ -166,6 +171,7 @@ async fn handle(sh: &Shared, rec: &mut UrlRecord) -> Result<Next, CrawlError> {
                     "giving {host} up: {} network failures in a row, the last: {e}",
                     sh.cfg.max_host_failures
                 );
+                drain(sh, &rec.key, &host).await?;
             }
             on_error(sh, rec, e).await
         }
@@ -188,16 +194,54 @@ fn hand_back(sh: &Shared, rec: &mut UrlRecord, ahead: Duration) -> Next {
     Next::Retry(later(ahead))
 }
 
-fn robots_refused(sh: &Shared, rec: &mut UrlRecord, robots: &Robots) -> Next {
+/// A URL robots.txt keeps out; when robots.txt could not be had, asked
+/// again `--robots-retries` times first, `--robots-retry` apart: by this
+/// URL, or by the host's other URLs ([`HostHealth::robots_hopeless`]: a
+/// host's URLs are served in order, a retried one after all the others,
+/// so each URL waiting out its own retries took three passes of the
+/// whole queue). Then the host is given up on robots.txt: its other URLs
+/// are settled as they are served, and served at once ([`drain`]).
+///
+/// [`HostHealth::robots_hopeless`]: crate::health::HostHealth::robots_hopeless
+async fn robots_refused(
+    sh: &Shared,
+    rec: &mut UrlRecord,
+    host: &str,
+    robots: &Robots,
+) -> Result<Next, CrawlError> {
     if matches!(robots, Robots::Unreachable) {
-        if meta_num(&rec.metadata, "robots_tries") < sh.cfg.robots_retries {
+        let span = sh.cfg.robots_retry.saturating_mul(sh.cfg.robots_retries);
+        if meta_num(&rec.metadata, "robots_tries") < sh.cfg.robots_retries
+            && !sh.health.robots_hopeless(host, sh.cfg.robots_retries, span)
+        {
             bump_meta(&mut rec.metadata, "robots_tries");
-            return Next::Retry(later(sh.cfg.robots_retry));
+            return Ok(Next::Retry(later(sh.cfg.robots_retry)));
         }
         sh.counters.error("robots_unreachable");
+        if sh.health.give_up_robots(host) {
+            tracing::warn!(
+                "giving {host} up: its robots.txt could not be fetched, asked {} times",
+                sh.cfg.robots_retries + 1
+            );
+            drain(sh, &rec.key, host).await?;
+        }
     }
     Counters::bump(&sh.counters.robots_excluded);
-    Next::Complete
+    Ok(Next::Complete)
+}
+
+/// Lets the frontier serve the rest of a host given up (`host`, queue
+/// `key`) without its politeness delay: each of its URLs is then settled
+/// without a request as soon as it is leased, where one URL per `--delay`
+/// took an hour for a thousand. Only when the queue is the host's own
+/// (`--politeness host`, the default): a domain's queue keeps its delay
+/// for its other hosts. The crawler's gates still space every request, so
+/// no host is asked faster for it.
+async fn drain(sh: &Shared, key: &str, host: &str) -> Result<(), CrawlError> {
+    if key == host {
+        sh.queue.set_queue_delay(key.to_string(), 0).await?;
+    }
+    Ok(())
 }
 
 fn backoff(sh: &Shared, tries: u32) -> Duration {
