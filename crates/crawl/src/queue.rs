@@ -91,6 +91,21 @@ impl Queue {
         Ok((q, c.per_host))
     }
 
+    /// Counts the pending and retrying URLs per depth again from the
+    /// frontier (as at open) and returns whether they differed. Only while
+    /// no URL is in flight: a lease's count moves when it is settled.
+    pub async fn recount(&self, policy: mgz_url::Policy) -> Result<bool, CrawlError> {
+        let c = self.call_blocking(move |f| census(f, &policy)).await??;
+        let mut p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        let mut r = self.retrying.lock().unwrap_or_else(|e| e.into_inner());
+        let trim = |v: &[u64]| v.iter().rposition(|&n| n > 0).map_or(0, |i| i + 1);
+        let differ = p[..trim(&p)] != c.pending[..trim(&c.pending)]
+            || r[..trim(&r)] != c.retrying[..trim(&c.retrying)];
+        *p = c.pending;
+        *r = c.retrying;
+        Ok(differ)
+    }
+
     /// Runs a short frontier call here (see the module docs).
     async fn call<T>(&self, f: impl FnOnce(&Frontier) -> T) -> Result<T, CrawlError> {
         Ok(f(&self.frontier))
@@ -468,6 +483,24 @@ mod tests {
         assert_eq!(q.wave(), Some(1));
         assert_eq!(q.pending_within(1), 1);
         assert_eq!(q.pending(), 1);
+    }
+
+    /// A count that drifted from the frontier is taken again from it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_recount_mends_counts_that_drifted() {
+        let dir = tempfile::tempdir().unwrap();
+        let q = queue(dir.path()).await;
+        q.discover(vec![item("http://a.test/1", 1), item("http://a.test/2", 2)])
+            .await
+            .unwrap();
+        assert!(!q.recount(mgz_url::Policy::safe()).await.unwrap(), "agree");
+        q.add_pending(0, 1); // a URL at depth 0 the frontier does not hold
+        assert_eq!(q.wave(), Some(0));
+        assert!(
+            q.recount(mgz_url::Policy::safe()).await.unwrap(),
+            "differed"
+        );
+        assert_eq!((q.wave(), q.pending()), (Some(1), 2));
     }
 
     impl Queue {
