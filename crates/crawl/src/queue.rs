@@ -122,6 +122,15 @@ impl Queue {
             .map_err(ferr)
     }
 
+    /// The counts a URL sits in: retrying or pending.
+    fn counts(&self, retrying: bool) -> &Mutex<Vec<u64>> {
+        if retrying {
+            &self.retrying
+        } else {
+            &self.pending
+        }
+    }
+
     fn add_pending(&self, depth: u32, delta: i64) {
         add(&self.pending, depth, delta);
     }
@@ -218,15 +227,7 @@ impl Queue {
     pub async fn complete(&self, rec: UrlRecord, was_retrying: bool) -> Result<(), CrawlError> {
         let depth = rec.depth;
         self.reschedule(rec, 0).await?;
-        add(
-            if was_retrying {
-                &self.retrying
-            } else {
-                &self.pending
-            },
-            depth,
-            -1,
-        );
+        add(self.counts(was_retrying), depth, -1);
         Ok(())
     }
 
@@ -246,13 +247,23 @@ impl Queue {
     /// lease (the frontier leaves it alone: re-putting it would hand it out
     /// again while it is fetched, which fetched it twice); the depth noted
     /// here is what its worker discovers links at and completes it with.
+    ///
+    /// A URL moved is counted again at its new depth in the count it sits
+    /// in: retrying (waiting out a 503, say) or pending. Its metadata is
+    /// read under the lock that orders every depth-rewriting `put_known`,
+    /// so no hand-back changes it between the read and the move.
     pub async fn lower(&self, url: String, depth: u32) -> Result<(), CrawlError> {
         let lowered = self.lowered.clone();
         let moved = self
-            .call(move |f| -> Result<Option<u32>, CrawlError> {
+            .call(move |f| -> Result<Option<(u32, bool)>, CrawlError> {
                 let mut l = lowered.lock().unwrap_or_else(|e| e.into_inner());
+                let retrying = match f.url_status("", &url, None) {
+                    Ok(rec) => is_retrying(&rec.metadata),
+                    Err(mgz_frontier::FrontierError::NotFound(_)) => return Ok(None),
+                    Err(e) => return Err(ferr(e)),
+                };
                 Ok(match f.lower_depth("", &url, depth).map_err(ferr)? {
-                    Lowered::Moved { from } => Some(from),
+                    Lowered::Moved { from } => Some((from, retrying)),
                     Lowered::InFlight { .. } => {
                         l.insert(url, depth);
                         None
@@ -261,9 +272,10 @@ impl Queue {
                 })
             })
             .await??;
-        if let Some(old) = moved {
-            self.add_pending(old, -1);
-            self.add_pending(depth, 1);
+        if let Some((old, retrying)) = moved {
+            let counts = self.counts(retrying);
+            add(counts, old, -1);
+            add(counts, depth, 1);
         }
         Ok(())
     }
@@ -290,11 +302,7 @@ impl Queue {
             .await?
             .map_err(ferr)?;
         if at_s > 0 && to < from {
-            let counts = if retrying {
-                &self.retrying
-            } else {
-                &self.pending
-            };
+            let counts = self.counts(retrying);
             add(counts, from, -1);
             add(counts, to, 1);
         }
@@ -483,6 +491,36 @@ mod tests {
         assert_eq!(q.wave(), Some(1));
         assert_eq!(q.pending_within(1), 1);
         assert_eq!(q.pending(), 1);
+    }
+
+    /// A URL waiting for a retry that a redirect reaches at a lesser depth
+    /// moves in the retrying counts, where it is counted: moved in the
+    /// pending counts, its new depth kept one URL the frontier did not
+    /// hold, and the crawl waited for that wave for ever (a CI run that
+    /// hung, 1 run in 80 of sim_behaviour's trap test).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_retrying_url_lowered_moves_in_the_retrying_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        let q = queue(dir.path()).await;
+        let url = "http://a.test/busy";
+        q.discover(vec![item(url, 4)]).await.unwrap();
+        let mut rec = q
+            .lease(1, 1, Duration::from_secs(600))
+            .await
+            .unwrap()
+            .remove(0);
+        // What a worker does with a 503: retrying, handed back for later.
+        rec.metadata.insert("tries".into(), vec!["1".into()]);
+        q.set_retrying(rec.depth, true);
+        q.reschedule(rec, now_s() + 60).await.unwrap();
+        assert_eq!((q.wave(), q.pending()), (None, 1));
+        q.lower(url.to_string(), 3).await.unwrap();
+        assert_eq!(q.frontier_status(url).depth, 3);
+        assert_eq!((q.wave(), q.pending_within(3)), (None, 1));
+        assert!(
+            !q.recount(mgz_url::Policy::safe()).await.unwrap(),
+            "the counts agree with the frontier"
+        );
     }
 
     /// A count that drifted from the frontier is taken again from it.

@@ -627,11 +627,17 @@ async fn dispatch(sh: &Arc<Shared>, stop: &AtomicBool) -> Result<(), CrawlError>
         // more): handed back unserved, here rather than in a task, so a
         // crawl left with only those and far retries still sees nothing
         // to do and ends as it would without them.
+        // A URL lowered while leased (`Queue::lower`) is judged at its new
+        // depth, but its record keeps the depth it was leased at: that is
+        // where its count sits, and where completing or handing it back
+        // takes the count from. (Setting the record's depth here moved the
+        // record but not its count: a wave then waited for ever for a URL
+        // the frontier held one depth lower.)
         let mut kept = Vec::with_capacity(leases.len());
-        for mut rec in leases {
-            rec.depth = sh.queue.effective_depth(&rec);
-            if rec.depth <= max_depth {
-                kept.push(rec);
+        for rec in leases {
+            let depth = sh.queue.effective_depth(&rec);
+            if depth <= max_depth {
+                kept.push((rec, depth));
             } else if let Err(e) = sh.queue.reschedule(rec, now_s() + 1).await {
                 note(Ok(Err(e)), &mut first_error);
             }
@@ -663,14 +669,14 @@ async fn dispatch(sh: &Arc<Shared>, stop: &AtomicBool) -> Result<(), CrawlError>
         }
         idle_since = None;
         retry_wait_since = None;
-        let past_wave = sh.cfg.strict_depth && leases.iter().all(|r| r.depth > wave);
+        let past_wave = sh.cfg.strict_depth && leases.iter().all(|(_, d)| *d > wave);
         if past_wave && permits.available_permits() == concurrency {
             recount_if_stuck(sh, &mut wave_stuck_since).await?;
         } else {
             wave_stuck_since = None;
         }
-        for rec in leases {
-            if sh.cfg.strict_depth && rec.depth > wave {
+        for (rec, depth) in leases {
+            if sh.cfg.strict_depth && depth > wave {
                 // Not this wave's turn: hand it back for a second.
                 let sh = sh.clone();
                 tasks.spawn(async move { sh.queue.reschedule(rec, now_s() + 1).await });
