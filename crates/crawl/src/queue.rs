@@ -131,7 +131,7 @@ impl Queue {
         }
     }
 
-    fn add_pending(&self, depth: u32, delta: i64) {
+    pub(crate) fn add_pending(&self, depth: u32, delta: i64) {
         add(&self.pending, depth, delta);
     }
 
