@@ -13,13 +13,18 @@
 //! (`host_unreachable`) without a request. A host that fails before robots.txt
 //! answers never gets this far: an unreachable robots.txt already holds its
 //! URLs back (`crate::robots`), each asked again `--robots-retries` times;
-//! once one URL has been held back through all of them, the host is given
-//! up on robots.txt ([`HostHealth::give_up_robots`]) and its other URLs are
+//! once one URL has been held back through all of them, or the host's
+//! robots.txt failed `--robots-retries` + 1 fetches in a row over the retry
+//! span ([`HostHealth::robots_hopeless`]), the host is given up on
+//! robots.txt ([`HostHealth::give_up_robots`]) and its other URLs are
 //! settled (`robots_unreachable`) when next served, without waiting out
 //! the same retries each (`crate::worker`).
 //!
-//! Memory: one map entry per host currently failing (removed on its next
-//! answer) and one set entry per host given up.
+//! Memory: for network failures and for robots.txt failures alike, one map
+//! entry (host name, count, first failure's instant) per host currently
+//! failing, removed on its next answer or when it is given up, and one set
+//! entry (host name) per host given up. Nothing per URL; all of it lasts
+//! one run.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
