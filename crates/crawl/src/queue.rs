@@ -73,7 +73,7 @@ impl Queue {
     ) -> Result<(Queue, std::collections::HashMap<u64, u64>), CrawlError> {
         let f = frontier.clone();
         let started = std::time::Instant::now();
-        let c = tokio::task::spawn_blocking(move || census(&f, &policy))
+        let c = tokio::task::spawn_blocking(move || census(&f, &policy, None))
             .await
             .map_err(ferr)??;
         tracing::info!(
@@ -93,17 +93,77 @@ impl Queue {
 
     /// Counts the pending and retrying URLs per depth again from the
     /// frontier (as at open) and returns whether they differed. Only while
-    /// no URL is in flight: a lease's count moves when it is settled.
-    pub async fn recount(&self, policy: mgz_url::Policy) -> Result<bool, CrawlError> {
-        let c = self.call_blocking(move |f| census(f, &policy)).await??;
+    /// nothing is leased: a lease's count moves when it is settled, and a
+    /// URL written back (below) would lose its lease.
+    ///
+    /// A URL not yet a retry that is due more than `wait` from now, by its
+    /// own schedule or its queue's block (a 429's `Retry-After: 3600`),
+    /// becomes one (`far_turn`, written back to the frontier, as
+    /// `worker::hand_back` marks a lease whose turn is that far): the crawl
+    /// does not wait for it, it stays in the state for a later run. Without
+    /// this, URLs handed back to a queue just before a 429 blocked it for an
+    /// hour held their wave, and the crawl's end, for that hour. At most
+    /// [`PARK_PER_PASS`] URLs are written per call; the rest stay counted
+    /// pending until the next.
+    pub async fn recount(
+        &self,
+        policy: mgz_url::Policy,
+        wait: Duration,
+    ) -> Result<Recounted, CrawlError> {
+        let (c, parked) = self
+            .call_blocking(move |f| -> Result<(Census, Vec<u64>), CrawlError> {
+                let horizon = now_s().saturating_add(wait.as_secs());
+                let blocked = f.blocked_queues("").into_iter().collect();
+                let park = Park {
+                    horizon,
+                    blocked,
+                    found: Vec::new(),
+                };
+                let mut c = census(f, &policy, Some(park))?;
+                let mut parked = Vec::new();
+                if let Some(park) = c.park.take() {
+                    let items: Vec<KnownItem> = park
+                        .found
+                        .into_iter()
+                        .map(|mut rec| {
+                            bump(&mut parked, rec.depth);
+                            crate::worker::bump_meta(&mut rec.metadata, "far_turn");
+                            let (depth, at) = (rec.depth, rec.next_fetch);
+                            known(rec, depth, at)
+                        })
+                        .collect();
+                    for chunk in items.chunks(1024) {
+                        f.put_known(chunk).map_err(ferr)?;
+                    }
+                }
+                Ok((c, parked))
+            })
+            .await??;
+        // Drift is judged on the counts as they were before the parking.
+        let shift = |v: &[u64], sign: i64| -> Vec<u64> {
+            let n = v.len().max(parked.len());
+            (0..n)
+                .map(|d| {
+                    let (a, b) = (
+                        v.get(d).copied().unwrap_or(0),
+                        parked.get(d).copied().unwrap_or(0),
+                    );
+                    if sign > 0 { a + b } else { a.saturating_sub(b) }
+                })
+                .collect()
+        };
+        let (was_pending, was_retrying) = (shift(&c.pending, 1), shift(&c.retrying, -1));
         let mut p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         let mut r = self.retrying.lock().unwrap_or_else(|e| e.into_inner());
         let trim = |v: &[u64]| v.iter().rposition(|&n| n > 0).map_or(0, |i| i + 1);
-        let differ = p[..trim(&p)] != c.pending[..trim(&c.pending)]
-            || r[..trim(&r)] != c.retrying[..trim(&c.retrying)];
+        let drifted = p[..trim(&p)] != was_pending[..trim(&was_pending)]
+            || r[..trim(&r)] != was_retrying[..trim(&was_retrying)];
         *p = c.pending;
         *r = c.retrying;
-        Ok(differ)
+        Ok(Recounted {
+            drifted,
+            parked: parked.iter().sum(),
+        })
     }
 
     /// Runs a short frontier call here (see the module docs).
@@ -394,6 +454,42 @@ pub struct Census {
     /// [`crate::traps::host_key`]): each was charged to its host's budget
     /// when it was put.
     pub per_host: std::collections::HashMap<u64, u64>,
+    /// What a recount found to turn into retries ([`Queue::recount`]).
+    park: Option<Park>,
+}
+
+/// What [`Queue::recount`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Recounted {
+    /// The counts differed from the frontier's (before any parking).
+    pub drifted: bool,
+    /// URLs turned into retries, due later than the crawl waits for.
+    pub parked: u64,
+}
+
+/// Most URLs one recount turns into retries (a queue of a million blocked
+/// for an hour is written back over several recounts, not held at once).
+pub const PARK_PER_PASS: usize = 100_000;
+
+/// The URLs a recount turns into retries: pending, not retrying, due after
+/// `horizon` (seconds since the epoch) by their schedule or their queue's
+/// block (`blocked`: queue key → end of its block).
+struct Park {
+    horizon: u64,
+    blocked: std::collections::HashMap<String, u64>,
+    found: Vec<UrlRecord>,
+}
+
+impl Park {
+    /// Takes `r` when it is due too late (up to [`PARK_PER_PASS`]).
+    fn take(&mut self, r: &UrlRecord) -> bool {
+        let due = (self.blocked.get(&r.key).copied()).map_or(r.next_fetch, |b| b.max(r.next_fetch));
+        if due <= self.horizon || self.found.len() >= PARK_PER_PASS {
+            return false;
+        }
+        self.found.push(r.clone());
+        true
+    }
 }
 
 fn bump(counts: &mut Vec<u64>, depth: u32) {
@@ -405,8 +501,13 @@ fn bump(counts: &mut Vec<u64>, depth: u32) {
 }
 
 /// One pass over each of the frontier's keyspaces ([`Frontier::for_each_url`];
-/// queue by queue cost a seek per queue and keyspace).
-fn census(f: &Frontier, policy: &mgz_url::Policy) -> Result<Census, CrawlError> {
+/// queue by queue cost a seek per queue and keyspace). With `park`, the
+/// URLs due too late are taken as retries (see [`Queue::recount`]).
+fn census(
+    f: &Frontier,
+    policy: &mgz_url::Policy,
+    mut park: Option<Park>,
+) -> Result<Census, CrawlError> {
     let mut c = Census::default();
     f.for_each_url("", |r| {
         // Stored URLs are canonical: most are recognised without a parse.
@@ -420,16 +521,20 @@ fn census(f: &Frontier, policy: &mgz_url::Policy) -> Result<Census, CrawlError> 
             *c.per_host.entry(h).or_default() += 1;
         }
         if r.next_fetch != 0 {
-            let counts = if is_retrying(&r.metadata) {
-                &mut c.retrying
-            } else {
-                &mut c.pending
-            };
-            bump(counts, r.depth);
+            let retrying = is_retrying(&r.metadata) || park.as_mut().is_some_and(|p| p.take(&r));
+            bump(
+                if retrying {
+                    &mut c.retrying
+                } else {
+                    &mut c.pending
+                },
+                r.depth,
+            );
         }
         true
     })
     .map_err(ferr)?;
+    c.park = park;
     Ok(c)
 }
 
@@ -517,8 +622,13 @@ mod tests {
         q.lower(url.to_string(), 3).await.unwrap();
         assert_eq!(q.frontier_status(url).depth, 3);
         assert_eq!((q.wave(), q.pending_within(3)), (None, 1));
-        assert!(
-            !q.recount(mgz_url::Policy::safe()).await.unwrap(),
+        let again = q.recount(mgz_url::Policy::safe(), HOUR).await.unwrap();
+        assert_eq!(
+            again,
+            Recounted {
+                drifted: false,
+                parked: 0
+            },
             "the counts agree with the frontier"
         );
     }
@@ -531,14 +641,94 @@ mod tests {
         q.discover(vec![item("http://a.test/1", 1), item("http://a.test/2", 2)])
             .await
             .unwrap();
-        assert!(!q.recount(mgz_url::Policy::safe()).await.unwrap(), "agree");
+        let safe = mgz_url::Policy::safe;
+        assert!(!q.recount(safe(), HOUR).await.unwrap().drifted, "agree");
         q.add_pending(0, 1); // a URL at depth 0 the frontier does not hold
         assert_eq!(q.wave(), Some(0));
-        assert!(
-            q.recount(mgz_url::Policy::safe()).await.unwrap(),
-            "differed"
-        );
+        assert!(q.recount(safe(), HOUR).await.unwrap().drifted, "differed");
         assert_eq!((q.wave(), q.pending()), (Some(1), 2));
+    }
+
+    const HOUR: Duration = Duration::from_secs(3600);
+
+    /// URLs due later than the crawl waits for, by their queue's block (a
+    /// 429's `Retry-After: 3600` on a host whose URLs were handed back for
+    /// the wave) or by their own schedule, become retries at a recount,
+    /// marked so in the frontier: their wave no longer waits for them, and
+    /// a census (the next run's) counts them where the recount did. A URL
+    /// due within the wait stays pending. Before, the blocked host's URLs
+    /// held their wave for the hour (a CI run's timeout in
+    /// `retries.rs::urls_handed_back_for_a_long_block_do_not_hold_the_crawls_end`).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn urls_due_later_than_the_crawl_waits_become_retries_at_a_recount() {
+        let dir = tempfile::tempdir().unwrap();
+        let q = queue(dir.path()).await;
+        let urls = [
+            "http://blocked.test/1",
+            "http://blocked.test/2",
+            "http://late.test/",
+            "http://soon.test/",
+        ];
+        q.discover(urls.iter().map(|u| item(u, 1)).collect())
+            .await
+            .unwrap();
+        // Handed back: one far off by itself, one a few seconds off.
+        for rec in q.lease(10, 10, Duration::from_secs(600)).await.unwrap() {
+            let at = match rec.key.as_str() {
+                "late.test" => now_s() + 7200,
+                "soon.test" => now_s() + 2,
+                _ => now_s() + 1,
+            };
+            q.reschedule(rec, at).await.unwrap();
+        }
+        q.block("blocked.test".into(), now_s() + 3600)
+            .await
+            .unwrap();
+        assert_eq!(q.wave(), Some(1));
+        let safe = mgz_url::Policy::safe;
+        let r = q.recount(safe(), Duration::from_secs(600)).await.unwrap();
+        assert_eq!(
+            r,
+            Recounted {
+                drifted: false,
+                parked: 3
+            }
+        );
+        assert_eq!((q.wave(), q.pending_within(1)), (Some(1), 4));
+        for url in &urls[..3] {
+            assert!(is_retrying(&q.frontier_status(url).metadata), "{url}");
+        }
+        assert!(!is_retrying(&q.frontier_status(urls[3]).metadata));
+        // The frontier still holds them when due: schedule and depth kept.
+        assert_eq!(q.frontier_status(urls[2]).depth, 1);
+        assert!(q.frontier_status(urls[2]).next_fetch >= now_s() + 7000);
+        // Once soon.test's URL is settled, only retries are left.
+        let rec = loop {
+            if let Some(rec) = q
+                .lease(10, 10, Duration::from_secs(600))
+                .await
+                .unwrap()
+                .pop()
+            {
+                break rec;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        assert_eq!(rec.url, urls[3]);
+        q.complete(rec, false).await.unwrap();
+        assert_eq!((q.wave(), q.pending()), (None, 3));
+        let again = q.recount(safe(), Duration::from_secs(600)).await.unwrap();
+        assert_eq!(
+            again,
+            Recounted {
+                drifted: false,
+                parked: 0
+            }
+        );
+        // A census at open counts them as the recount did.
+        drop(q);
+        let q = queue(dir.path()).await;
+        assert_eq!((q.wave(), q.pending()), (None, 3));
     }
 
     impl Queue {

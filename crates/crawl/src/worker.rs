@@ -46,7 +46,7 @@ fn meta_num(m: &Metadata, key: &str) -> u32 {
         .unwrap_or(0)
 }
 
-fn bump_meta(m: &mut Metadata, key: &str) -> u32 {
+pub(crate) fn bump_meta(m: &mut Metadata, key: &str) -> u32 {
     let n = meta_num(m, key);
     m.insert(key.to_string(), vec![(n + 1).to_string()]);
     n

@@ -86,6 +86,22 @@ impl Frontier {
         QueuePage { keys, total, start }
     }
 
+    /// Queues of `crawl` blocked now ([`Frontier::block_queue_until`] a
+    /// time still to come), with the second each block ends, sorted by key.
+    /// A pass over the crawl's queue heads in RAM, no store reads.
+    pub fn blocked_queues(&self, crawl: &str) -> Vec<(String, u64)> {
+        let now_s = self.now_ms() / 1000;
+        let t = self.lock();
+        let mut out: Vec<(String, u64)> = queue_ids(&t, crawl, None)
+            .into_iter()
+            .filter_map(|qid| t.queues.get(&qid))
+            .filter(|q| u64::from(q.rec.block_until_s) > now_s)
+            .map(|q| (q.rec.key.to_string(), u64::from(q.rec.block_until_s)))
+            .collect();
+        out.sort();
+        out
+    }
+
     /// The stored state of `url` in `crawl` (queue `key`, default the host).
     pub fn url_status(&self, crawl: &str, url: &str, key: Option<&str>) -> Result<UrlRecord> {
         let canon = CanonicalUrl::parse(url, None, &self.opts.policy)

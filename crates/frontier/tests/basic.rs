@@ -169,6 +169,39 @@ fn known_with_future_date_waits_and_reopen_keeps_state() {
     assert_eq!(get_all(&f), ["http://b.org/now", "http://b.org/later"]);
 }
 
+/// `blocked_queues` names the queues blocked now and when each block
+/// ends: not a block that has ended, nor another crawl's, nor one lifted.
+#[test]
+fn blocked_queues_are_listed_until_their_block_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::new(T0);
+    let f = open(dir.path(), &clock);
+    let now_s = T0 / 1000;
+    f.put_discovered(&[UrlItem::new("http://a.org/"), UrlItem::new("http://b.org/")])
+        .unwrap();
+    assert!(f.blocked_queues("").is_empty());
+    f.block_queue_until("", "b.org", now_s + 3600).unwrap();
+    f.block_queue_until("", "a.org", now_s + 10).unwrap();
+    f.block_queue_until("other", "c.org", now_s + 10).unwrap();
+    f.block_queue_until("", "gone.org", now_s - 1).unwrap();
+    assert_eq!(
+        f.blocked_queues(""),
+        [
+            ("a.org".to_string(), now_s + 10),
+            ("b.org".to_string(), now_s + 3600)
+        ]
+    );
+    assert_eq!(
+        f.blocked_queues("other"),
+        [("c.org".to_string(), now_s + 10)]
+    );
+    assert!(f.blocked_queues("none").is_empty());
+    clock.advance_ms(10_000);
+    assert_eq!(f.blocked_queues(""), [("b.org".to_string(), now_s + 3600)]);
+    f.block_queue_until("", "b.org", 0).unwrap();
+    assert!(f.blocked_queues("").is_empty());
+}
+
 #[test]
 fn listing_counting_deleting_and_inactive() {
     let dir = tempfile::tempdir().unwrap();
