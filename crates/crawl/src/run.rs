@@ -803,13 +803,14 @@ const STUCK: Duration = Duration::from_secs(5);
 ///   `urls_handed_back_for_a_long_block_do_not_hold_the_crawls_end`, a CI
 ///   failure). The recount marks them retries (`far_turn`), as a lease
 ///   handed back that far is, so the crawl goes on or ends without them.
+///   "Later" is at least [`STUCK`] away whatever `--max-retry-wait` says
+///   (0 is allowed): URLs handed back for the wave a second ago are not
+///   made retries, which their wave would then not wait for.
 ///
 /// [`Queue::recount`]: crate::queue::Queue::recount
 async fn recount(sh: &Shared) -> Result<(), CrawlError> {
-    let r = sh
-        .queue
-        .recount(sh.cfg.policy.clone(), sh.cfg.max_retry_wait)
-        .await?;
+    let wait = sh.cfg.max_retry_wait.max(STUCK);
+    let r = sh.queue.recount(sh.cfg.policy.clone(), wait).await?;
     if r.drifted {
         tracing::warn!("pending counts per depth differed from the frontier's: counted again");
     }
