@@ -77,7 +77,7 @@ pub fn format(p: &Policy) -> String {
     )
 }
 
-/// The policy in a policy file ([`format`]'s lines, exactly), or what is
+/// The policy in a policy file ([`format()`]'s lines, exactly), or what is
 /// wrong with it.
 pub fn parse_policy(bytes: &[u8]) -> Result<Policy, String> {
     if bytes.len() as u64 >= MAX_FILE {

@@ -396,13 +396,31 @@ impl Queue {
             .map_err(ferr)
     }
 
-    /// Sets queue `key`'s own politeness delay (whole seconds), kept in
-    /// the state for later runs too (the crawler's gates space requests
-    /// whatever the frontier's delay is: it only paces the leases).
+    /// Sets queue `key`'s own politeness delay (whole seconds) for this
+    /// run: the next run's start clears it ([`Queue::clear_queue_delays`]).
+    /// The crawler's gates space requests whatever the frontier's delay
+    /// is: it only paces the leases.
     pub async fn set_queue_delay(&self, key: String, secs: u32) -> Result<(), CrawlError> {
         self.call(move |f| f.set_delay("", Some(&key), secs))
             .await?
             .map_err(ferr)
+    }
+
+    /// Gives every queue the crawl's default delay again (see
+    /// [`Queue::set_queue_delay`]; the crawler sets a queue's own delay only
+    /// for a host it gave up, for that run).
+    pub async fn clear_queue_delays(&self) -> Result<(), CrawlError> {
+        let cleared = self
+            .call(|f| f.clear_queue_delays(""))
+            .await?
+            .map_err(ferr)?;
+        if cleared > 0 {
+            tracing::debug!(
+                queues = cleared,
+                "queues given up last run have their delay again"
+            );
+        }
+        Ok(())
     }
 
     /// The frontier itself (read-only uses: stats, listings).

@@ -441,7 +441,10 @@ async fn set_up(sh: &Shared) -> Result<(), CrawlError> {
     // space requests to the millisecond.
     sh.queue
         .set_default_delay((sh.cfg.delay.as_millis() / 1000) as u32)
-        .await
+        .await?;
+    // A host given up (`worker::drain`) is given up for its run only: this
+    // run gives it its chances again, and its queue the default delay.
+    sh.queue.clear_queue_delays().await
 }
 
 /// Runs a crawl to completion (or until `stop` is raised) and returns the summary.

@@ -27,7 +27,7 @@ async fn a_dead_host_is_given_up_and_the_live_one_crawled() {
     cfg.host_give_up_after = Duration::ZERO;
     cfg.backoff = Duration::from_millis(10);
     let started = Instant::now();
-    let summary = common::run(cfg).await;
+    let summary = common::run(cfg.clone()).await;
     let stored = common::stored_pages(&dir.path().join("pages.db"));
     common::assert_stored(&stored, "live.test", &["", "next"], &summary);
     // Every dead URL has a row saying why, none was retried to the end.
@@ -39,6 +39,21 @@ async fn a_dead_host_is_given_up_and_the_live_one_crawled() {
     assert_eq!(summary.errors.get("connect"), None, "{summary:?}");
     // Only the first failures' retries waited (one back-off, ≥ 1 s each).
     assert!(started.elapsed() < Duration::from_secs(20), "{summary:?}");
+    // The delay of 0 its queue was given to settle its URLs at once is
+    // for that run only: a rerun starts with the crawl's default delay on
+    // every queue (until session 55 the 0 stayed in the state).
+    let state = cfg.state_dir.clone();
+    common::run(cfg).await;
+    let opts = mgz_frontier::FrontierOptions {
+        seen: mgz_frontier::seen_factory("hash", 1000).unwrap(),
+        ..Default::default()
+    };
+    let f = mgz_frontier::Frontier::open(state.join("frontier"), opts).unwrap();
+    assert_eq!(
+        f.clear_queue_delays("").unwrap(),
+        0,
+        "a queue kept its own delay"
+    );
 }
 
 /// Before session 53 every URL of a host whose robots.txt cannot be had

@@ -25,6 +25,36 @@ impl Frontier {
         self.update_queue(crawl, key, |q| q.block_until_s = secs32(until_s))
     }
 
+    /// Removes every queue's own politeness delay in `crawl` (each then
+    /// takes the crawl's default again) and returns how many had one. One
+    /// write for all of them; a crawl without such queues writes nothing.
+    pub fn clear_queue_delays(&self, crawl: &str) -> Result<u64> {
+        let commit = {
+            let mut t = self.lock();
+            let qids: Vec<u32> = crate::lookup::queue_ids(&t, crawl, None)
+                .into_iter()
+                .filter(|qid| {
+                    t.queues
+                        .get(qid)
+                        .is_some_and(|q| q.rec.delay_ms.get().is_some())
+                })
+                .collect();
+            if qids.is_empty() {
+                return Ok(0);
+            }
+            for qid in &qids {
+                if let Some(q) = t.queues.get_mut(qid) {
+                    q.rec.delay_ms = OwnDelay::NONE;
+                }
+            }
+            let mut batch = self.store.db.batch();
+            t.write_queues(qids.iter().copied(), &self.store, &mut batch);
+            (self.commit(&mut t, batch)?, qids.len() as u64)
+        };
+        commit.0.wait()?;
+        Ok(commit.1)
+    }
+
     /// Caps queue `key` at `limit` URLs completed (plus in flight); 0 removes the cap.
     pub fn set_crawl_limit(&self, crawl: &str, key: &str, limit: u32) -> Result<()> {
         self.update_queue(crawl, key, |q| q.limit = limit)

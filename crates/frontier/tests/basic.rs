@@ -106,6 +106,49 @@ fn batch_and_item_by_item_decisions_agree() {
     assert_eq!(f.stats("b", None).size, 1);
 }
 
+/// `clear_queue_delays` gives every queue of a crawl the crawl's default
+/// delay again (what the crawler does at each run's start: a delay of 0
+/// set on a host given up is for that run only), durably, and counts
+/// the queues it changed.
+#[test]
+fn cleared_queue_delays_take_the_crawls_default_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::new(T0);
+    let one = GetParams {
+        max_urls_per_queue: 1,
+        ..GetParams::default()
+    };
+    let urls = ["http://a.com/1", "http://a.com/2", "http://a.com/3"];
+    {
+        let f = open(dir.path(), &clock);
+        f.set_delay("", None, 100).unwrap();
+        f.put_discovered(&urls.map(UrlItem::new)).unwrap();
+        f.set_delay("", Some("a.com"), 0).unwrap();
+        f.set_delay("other", Some("b.com"), 0).unwrap();
+        let next = || {
+            let got = f.get(&one).unwrap();
+            for r in &got {
+                f.put_known(&[done(&r.url)]).unwrap();
+            }
+            got.into_iter().map(|r| r.url).collect::<Vec<_>>()
+        };
+        assert_eq!(next(), [urls[0]]);
+        assert_eq!(next(), [urls[1]], "its own delay of 0");
+        assert_eq!(f.clear_queue_delays("").unwrap(), 1);
+        assert!(next().is_empty(), "the crawl's 100 s again");
+        clock.advance_ms(100_000);
+        assert_eq!(next(), [urls[2]]);
+        assert_eq!(f.clear_queue_delays("").unwrap(), 0);
+    }
+    let f = open(dir.path(), &clock);
+    assert_eq!(f.clear_queue_delays("").unwrap(), 0, "cleared durably");
+    assert_eq!(
+        f.clear_queue_delays("other").unwrap(),
+        1,
+        "another crawl's kept"
+    );
+}
+
 #[test]
 fn fifo_lease_politeness_and_completion() {
     let dir = tempfile::tempdir().unwrap();
