@@ -110,54 +110,42 @@ impl Queue {
         policy: mgz_url::Policy,
         wait: Duration,
     ) -> Result<Recounted, CrawlError> {
-        let (c, parked) = self
+        let (mut c, parked) = self
             .call_blocking(move |f| -> Result<(Census, Vec<u64>), CrawlError> {
-                let horizon = now_s().saturating_add(wait.as_secs());
-                let blocked = f.blocked_queues("").into_iter().collect();
-                let park = Park {
-                    horizon,
-                    blocked,
+                let mut park = Park {
+                    horizon: now_s().saturating_add(wait.as_secs()),
+                    blocked: f.blocked_queues("").into_iter().collect(),
                     found: Vec::new(),
                 };
-                let mut c = census(f, &policy, Some(park))?;
+                let c = census(f, &policy, Some(&mut park))?;
                 let mut parked = Vec::new();
-                if let Some(park) = c.park.take() {
-                    let items: Vec<KnownItem> = park
-                        .found
-                        .into_iter()
-                        .map(|mut rec| {
-                            bump(&mut parked, rec.depth);
-                            crate::worker::bump_meta(&mut rec.metadata, "far_turn");
-                            let (depth, at) = (rec.depth, rec.next_fetch);
-                            known(rec, depth, at)
-                        })
-                        .collect();
-                    for chunk in items.chunks(1024) {
-                        f.put_known(chunk).map_err(ferr)?;
-                    }
+                let items: Vec<KnownItem> = (park.found.into_iter())
+                    .map(|mut rec| {
+                        bump(&mut parked, rec.depth);
+                        crate::worker::bump_meta(&mut rec.metadata, "far_turn");
+                        let (depth, at) = (rec.depth, rec.next_fetch);
+                        known(rec, depth, at)
+                    })
+                    .collect();
+                for chunk in items.chunks(1024) {
+                    f.put_known(chunk).map_err(ferr)?;
                 }
                 Ok((c, parked))
             })
             .await??;
-        // Drift is judged on the counts as they were before the parking.
-        let shift = |v: &[u64], sign: i64| -> Vec<u64> {
-            let n = v.len().max(parked.len());
-            (0..n)
-                .map(|d| {
-                    let (a, b) = (
-                        v.get(d).copied().unwrap_or(0),
-                        parked.get(d).copied().unwrap_or(0),
-                    );
-                    if sign > 0 { a + b } else { a.saturating_sub(b) }
-                })
-                .collect()
-        };
-        let (was_pending, was_retrying) = (shift(&c.pending, 1), shift(&c.retrying, -1));
         let mut p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         let mut r = self.retrying.lock().unwrap_or_else(|e| e.into_inner());
+        // Drift is judged on the counts the census took, before the move.
         let trim = |v: &[u64]| v.iter().rposition(|&n| n > 0).map_or(0, |i| i + 1);
-        let drifted = p[..trim(&p)] != was_pending[..trim(&was_pending)]
-            || r[..trim(&r)] != was_retrying[..trim(&was_retrying)];
+        let drifted = p[..trim(&p)] != c.pending[..trim(&c.pending)]
+            || r[..trim(&r)] != c.retrying[..trim(&c.retrying)];
+        for (d, &n) in parked.iter().enumerate() {
+            c.pending[d] -= n;
+            if c.retrying.len() <= d {
+                c.retrying.resize(d + 1, 0);
+            }
+            c.retrying[d] += n;
+        }
         *p = c.pending;
         *r = c.retrying;
         Ok(Recounted {
@@ -472,8 +460,6 @@ pub struct Census {
     /// [`crate::traps::host_key`]): each was charged to its host's budget
     /// when it was put.
     pub per_host: std::collections::HashMap<u64, u64>,
-    /// What a recount found to turn into retries ([`Queue::recount`]).
-    park: Option<Park>,
 }
 
 /// What [`Queue::recount`] found.
@@ -499,14 +485,13 @@ struct Park {
 }
 
 impl Park {
-    /// Takes `r` when it is due too late (up to [`PARK_PER_PASS`]).
-    fn take(&mut self, r: &UrlRecord) -> bool {
+    /// Takes pending `r`, not a retry, when it is due too late (up to
+    /// [`PARK_PER_PASS`]).
+    fn take(&mut self, r: &UrlRecord) {
         let due = (self.blocked.get(&r.key).copied()).map_or(r.next_fetch, |b| b.max(r.next_fetch));
-        if due <= self.horizon || self.found.len() >= PARK_PER_PASS {
-            return false;
+        if due > self.horizon && self.found.len() < PARK_PER_PASS {
+            self.found.push(r.clone());
         }
-        self.found.push(r.clone());
-        true
     }
 }
 
@@ -520,11 +505,12 @@ fn bump(counts: &mut Vec<u64>, depth: u32) {
 
 /// One pass over each of the frontier's keyspaces ([`Frontier::for_each_url`];
 /// queue by queue cost a seek per queue and keyspace). With `park`, the
-/// URLs due too late are taken as retries (see [`Queue::recount`]).
+/// pending URLs due too late are also collected there (see
+/// [`Queue::recount`]); the counts are still by their metadata.
 fn census(
     f: &Frontier,
     policy: &mgz_url::Policy,
-    mut park: Option<Park>,
+    mut park: Option<&mut Park>,
 ) -> Result<Census, CrawlError> {
     let mut c = Census::default();
     f.for_each_url("", |r| {
@@ -539,20 +525,19 @@ fn census(
             *c.per_host.entry(h).or_default() += 1;
         }
         if r.next_fetch != 0 {
-            let retrying = is_retrying(&r.metadata) || park.as_mut().is_some_and(|p| p.take(&r));
-            bump(
-                if retrying {
-                    &mut c.retrying
-                } else {
-                    &mut c.pending
-                },
-                r.depth,
-            );
+            let counts = if is_retrying(&r.metadata) {
+                &mut c.retrying
+            } else {
+                if let Some(p) = park.as_deref_mut() {
+                    p.take(&r);
+                }
+                &mut c.pending
+            };
+            bump(counts, r.depth);
         }
         true
     })
     .map_err(ferr)?;
-    c.park = park;
     Ok(c)
 }
 

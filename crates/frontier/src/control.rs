@@ -29,7 +29,7 @@ impl Frontier {
     /// takes the crawl's default again) and returns how many had one. One
     /// write for all of them; a crawl without such queues writes nothing.
     pub fn clear_queue_delays(&self, crawl: &str) -> Result<u64> {
-        let commit = {
+        let (commit, cleared) = {
             let mut t = self.lock();
             let qids: Vec<u32> = crate::lookup::queue_ids(&t, crawl, None)
                 .into_iter()
@@ -51,8 +51,8 @@ impl Frontier {
             t.write_queues(qids.iter().copied(), &self.store, &mut batch);
             (self.commit(&mut t, batch)?, qids.len() as u64)
         };
-        commit.0.wait()?;
-        Ok(commit.1)
+        commit.wait()?;
+        Ok(cleared)
     }
 
     /// Caps queue `key` at `limit` URLs completed (plus in flight); 0 removes the cap.
