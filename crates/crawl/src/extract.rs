@@ -228,18 +228,104 @@ fn char_len(s: &str, i: usize) -> usize {
     s[i..].chars().next().map_or(1, char::len_utf8)
 }
 
-/// The first whitespace character at or after byte `i` of `s` (or its end).
-fn word_end(s: &str, mut i: usize) -> usize {
+/// One in every byte; `0x80` in every byte; `0x7f` in every byte.
+const ONES: u64 = u64::MAX / 255;
+const HIGH: u64 = ONES * 0x80;
+const LOW7: u64 = ONES * 0x7f;
+
+/// `0x80` in each byte of the little-endian `x` (eight bytes of text) that
+/// [`span_end`]'s scan need not look at: printable ASCII (`0x21..=0x7f`,
+/// never whitespace) and a space followed, in `x`, by printable ASCII (it
+/// joins two words of a span). Exact for every byte: on
+/// bytes below `0x80`, adding `0x7f - 0x20` sets the high bit iff the byte
+/// is above `0x20`, and `(y & 0x7f) + 0x7f`, or `y`, has it iff `y` is not
+/// zero; neither carries into the next byte.
+fn span_bytes(x: u64) -> u64 {
+    let ascii = !x & HIGH;
+    let printable = ((x & LOW7) + ONES * (0x7f - 0x20)) & ascii;
+    let y = x ^ (ONES * 0x20);
+    let space = !(((y & LOW7) + LOW7) | y) & HIGH;
+    // Byte k + 1 is above byte k; the last byte's next is not in `x`.
+    printable | (space & (printable >> 8))
+}
+
+/// `0x80` in each byte of `x` that is ASCII whitespace (`\t`, `\n`, the
+/// vertical tab, `\x0c`, `\r`, the space). Exact as in [`span_bytes`]:
+/// adding `0x80 - 0x09` (`0x7f - 0x0d`) to a byte below `0x80` sets its
+/// high bit iff it is at least `\t` (above `\r`).
+fn space_bytes(x: u64) -> u64 {
+    let ascii = !x & HIGH;
+    let low7 = x & LOW7;
+    let at_least_tab = low7 + ONES * (0x80 - 0x09);
+    let above_cr = low7 + ONES * (0x7f - 0x0d);
+    let y = x ^ (ONES * 0x20);
+    let space = !(((y & LOW7) + LOW7) | y) & HIGH;
+    (at_least_tab & !above_cr & ascii) | space
+}
+
+/// The first byte at or after `i` of `b` that is not ASCII whitespace (or
+/// its end): eight bytes at a time ([`space_bytes`]), the last seven one
+/// at a time.
+fn skip_ascii_space(b: &[u8], mut i: usize) -> usize {
+    while let Some(w) = b.get(i..i + 8) {
+        let x = u64::from_le_bytes(w.try_into().unwrap_or([0; 8]));
+        let stop = !space_bytes(x) & HIGH;
+        if stop != 0 {
+            return i + (stop.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while let Some(&c) = b.get(i)
+        && !not_space_ascii(c)
+    {
+        i += 1;
+    }
+    i
+}
+
+/// Whether a character other than whitespace starts at byte `i` of `s`
+/// (false at its end).
+fn word_at(s: &str, i: usize) -> bool {
+    match s.as_bytes().get(i) {
+        Some(&b) if b.is_ascii() => not_space_ascii(b),
+        Some(_) => !space_at(s, i),
+        None => false,
+    }
+}
+
+/// End of the span (words joined by single ASCII spaces) that starts with
+/// the character, not whitespace, at byte `i` of `s`: the first whitespace
+/// that is not a space followed by a character other than whitespace (or
+/// the end of `s`).
+///
+/// Eight bytes at a time ([`span_bytes`]) while they are all printable
+/// ASCII or spaces joining words (most text); a character at a time
+/// otherwise (whitespace, control and non-ASCII characters, a space at the
+/// end of the eight bytes, the last seven bytes).
+fn span_end(s: &str, mut i: usize) -> usize {
     let b = s.as_bytes();
     loop {
-        // Printable ASCII other than the space: most of the text.
-        while i < b.len() && b[i] > b' ' && b[i] < 0x80 {
-            i += 1;
+        while let Some(w) = b.get(i..i + 8) {
+            let x = u64::from_le_bytes(w.try_into().unwrap_or([0; 8]));
+            let stop = !span_bytes(x) & HIGH;
+            if stop != 0 {
+                i += (stop.trailing_zeros() / 8) as usize;
+                break;
+            }
+            i += 8;
         }
-        if i == b.len() || space_at(s, i) {
-            return i;
+        match b.get(i) {
+            None => return b.len(),
+            Some(b' ') if word_at(s, i + 1) => i += 1,
+            Some(&c) if c.is_ascii() => {
+                if !not_space_ascii(c) {
+                    return i;
+                }
+                i += 1;
+            }
+            Some(_) if space_at(s, i) => return i,
+            Some(_) => i += char_len(s, i),
         }
-        i += char_len(s, i);
     }
 }
 
@@ -259,20 +345,18 @@ fn push_capped(dst: &mut String, src: &str, cap: usize) {
     let mut i = 0;
     while i < b.len() {
         // Whitespace between spans: mostly ASCII, skipped without a call.
-        if b[i].is_ascii() {
-            if !not_space_ascii(b[i]) {
-                i += 1;
+        i = skip_ascii_space(b, i);
+        match b.get(i) {
+            None => break,
+            Some(c) if c.is_ascii() => {}
+            Some(_) if !space_at(s, i) => {}
+            Some(_) => {
+                i += char_len(s, i);
                 continue;
             }
-        } else if space_at(s, i) {
-            i += char_len(s, i);
-            continue;
         }
         let start = i;
-        let mut end = word_end(s, i);
-        while end + 1 < b.len() && b[end] == b' ' && !space_at(s, end + 1) {
-            end = word_end(s, end + 1);
-        }
+        let end = span_end(s, i);
         let span = &s[start..end];
         i = end;
         if dst.len() + span.len() < cap {
@@ -892,6 +976,26 @@ mod tests {
             src in text_pieces(),
             cap in 0usize..48,
         ) {
+            let (mut got, mut want) = (start.clone(), start);
+            push_capped(&mut got, &src, cap);
+            push_model(&mut want, &src, cap);
+            proptest::prop_assert_eq!(got, want);
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        /// Longer words around the eight-byte windows of `span_end` and
+        /// `skip_ascii_space`: words and whitespace runs ending before, at
+        /// and after a window's end, a space as a window's last byte,
+        /// non-ASCII right after ASCII, text shorter than a window.
+        #[test]
+        fn push_capped_windows_match_the_model(
+            start in "(|a|ab c)",
+            pieces in proptest::collection::vec("(a|Ab|x{6,9}|Y{15,17}| |  | {7,9}|\\t|\\n|\\x0b|\\r|\\x01|\u{85}|\u{a0}|\u{3000}|é|日|&amp;|&nbsp;|0123456789)", 0..40),
+            cap in 0usize..200,
+        ) {
+            let src = pieces.concat();
             let (mut got, mut want) = (start.clone(), start);
             push_capped(&mut got, &src, cap);
             push_model(&mut want, &src, cap);
