@@ -298,8 +298,9 @@ pub fn config(args: &CrawlArgs, state_dir: PathBuf) -> anyhow::Result<CrawlConfi
     cfg.fetch.accept_invalid_certs = args.insecure;
     cfg.fetch.from = args.from.clone();
     cfg.fetch.body_budget = usize::try_from(args.body_memory << 20).unwrap_or(usize::MAX);
-    // Reuse a connection across the per-host delay, not much longer: across
-    // 10,000 hosts idle sockets (fds, read buffers) would otherwise pile up.
+    // Reuse a connection across the per-host delay, not much longer
+    // (`fetch::IDLE_SLACK`): across thousands of hosts idle sockets (fds,
+    // ~47 KB of buffers each) would otherwise pile up.
     // One idle connection per request allowed in flight (`--per-host`), up
     // to 16: with fewer, every request past the kept ones opens a new
     // connection (382 connects for 1,169 pages at `--per-host 16` with 4
@@ -309,8 +310,7 @@ pub fn config(args: &CrawlArgs, state_dir: PathBuf) -> anyhow::Result<CrawlConfi
     // connections as it had requests in flight, and all hosts together
     // have at most `--concurrency`.
     cfg.fetch.idle_per_host = (args.per_host as usize).min(MAX_IDLE_PER_HOST);
-    cfg.fetch.idle_timeout =
-        (Duration::from_millis(args.delay) + Duration::from_secs(2)).min(Duration::from_secs(30));
+    cfg.fetch.idle_timeout = mgz_crawl::fetch::idle_timeout(Duration::from_millis(args.delay));
     cfg.fetch.resolve = args
         .resolve
         .iter()
