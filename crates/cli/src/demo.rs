@@ -84,6 +84,9 @@ fn crawl_config(
     cfg.fetch.allow_private = true;
     cfg.fetch.read_timeout = Duration::from_secs(2);
     cfg.fetch.total_timeout = Duration::from_secs(5);
+    // As `mgz crawl` keeps them: across the delay, not 30 s.
+    cfg.fetch.idle_timeout = mgz_crawl::fetch::idle_timeout(cfg.delay);
+    cfg.fetch.idle_per_host = cfg.per_host as usize;
     Ok(cfg)
 }
 
