@@ -147,6 +147,11 @@ fn cleared_queue_delays_take_the_crawls_default_again() {
         1,
         "another crawl's kept"
     );
+    assert_eq!(
+        f.clear_queue_delays("no-such-crawl").unwrap(),
+        0,
+        "an unknown crawl has nothing to clear"
+    );
 }
 
 #[test]
