@@ -231,6 +231,25 @@ fn regex(p: &Option<String>) -> anyhow::Result<Option<regex::Regex>> {
 /// Most idle connections kept per host, whatever `--per-host` says.
 const MAX_IDLE_PER_HOST: usize = 16;
 
+/// How many idle connections a crawl keeps and for how long (`mgz crawl`
+/// and `mgz demo`).
+///
+/// Reuse a connection across the per-host delay, not much longer
+/// (`fetch::IDLE_SLACK`): across thousands of hosts idle sockets (fds,
+/// ~47 KB of buffers each) would otherwise pile up.
+/// One idle connection per request allowed in flight (`--per-host`), up
+/// to 16: with fewer, every request past the kept ones opens a new
+/// connection (382 connects for 1,169 pages at `--per-host 16` with 4
+/// kept), which cost 13 % of the crawl's CPU and 14 % of its wall time on
+/// the PostgreSQL-docs benchmark (docs/BENCHMARKS.md, session 8). With
+/// many hosts the cap hardly matters: a host keeps only as many idle
+/// connections as it had requests in flight, and all hosts together
+/// have at most `--concurrency`.
+pub fn keep_idle(fetch: &mut mgz_crawl::fetch::FetchConfig, delay: Duration, per_host: u32) {
+    fetch.idle_per_host = (per_host as usize).min(MAX_IDLE_PER_HOST);
+    fetch.idle_timeout = mgz_crawl::fetch::idle_timeout(delay);
+}
+
 /// Builds the crawl configuration (state dir must be decided by the caller).
 pub fn config(args: &CrawlArgs, state_dir: PathBuf) -> anyhow::Result<CrawlConfig> {
     check_seeds(args)?;
@@ -298,19 +317,11 @@ pub fn config(args: &CrawlArgs, state_dir: PathBuf) -> anyhow::Result<CrawlConfi
     cfg.fetch.accept_invalid_certs = args.insecure;
     cfg.fetch.from = args.from.clone();
     cfg.fetch.body_budget = usize::try_from(args.body_memory << 20).unwrap_or(usize::MAX);
-    // Reuse a connection across the per-host delay, not much longer
-    // (`fetch::IDLE_SLACK`): across thousands of hosts idle sockets (fds,
-    // ~47 KB of buffers each) would otherwise pile up.
-    // One idle connection per request allowed in flight (`--per-host`), up
-    // to 16: with fewer, every request past the kept ones opens a new
-    // connection (382 connects for 1,169 pages at `--per-host 16` with 4
-    // kept), which cost 13 % of the crawl's CPU and 14 % of its wall time on
-    // the PostgreSQL-docs benchmark (docs/BENCHMARKS.md, session 8). With
-    // many hosts the cap hardly matters: a host keeps only as many idle
-    // connections as it had requests in flight, and all hosts together
-    // have at most `--concurrency`.
-    cfg.fetch.idle_per_host = (args.per_host as usize).min(MAX_IDLE_PER_HOST);
-    cfg.fetch.idle_timeout = mgz_crawl::fetch::idle_timeout(Duration::from_millis(args.delay));
+    keep_idle(
+        &mut cfg.fetch,
+        Duration::from_millis(args.delay),
+        args.per_host,
+    );
     cfg.fetch.resolve = args
         .resolve
         .iter()

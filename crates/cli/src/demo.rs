@@ -85,8 +85,7 @@ fn crawl_config(
     cfg.fetch.read_timeout = Duration::from_secs(2);
     cfg.fetch.total_timeout = Duration::from_secs(5);
     // As `mgz crawl` keeps them: across the delay, not 30 s.
-    cfg.fetch.idle_timeout = mgz_crawl::fetch::idle_timeout(cfg.delay);
-    cfg.fetch.idle_per_host = cfg.per_host as usize;
+    crate::crawl_cmd::keep_idle(&mut cfg.fetch, cfg.delay, cfg.per_host);
     Ok(cfg)
 }
 

@@ -19,6 +19,8 @@
 use std::cell::RefCell;
 use std::sync::LazyLock;
 
+use crate::swar::{self, HIGH, LOW7};
+
 use encoding_rs::Encoding;
 use lol_html::html_content::Element;
 use lol_html::html_content::TextType;
@@ -228,39 +230,20 @@ fn char_len(s: &str, i: usize) -> usize {
     s[i..].chars().next().map_or(1, char::len_utf8)
 }
 
-/// One in every byte; `0x80` in every byte; `0x7f` in every byte.
-const ONES: u64 = u64::MAX / 255;
-const HIGH: u64 = ONES * 0x80;
-const LOW7: u64 = ONES * 0x7f;
-
 /// `0x80` in each byte of the little-endian `x` (eight bytes of text) that
 /// [`span_end`]'s scan need not look at: printable ASCII (`0x21..=0x7f`,
 /// never whitespace) and a space followed, in `x`, by printable ASCII (it
-/// joins two words of a span). Exact for every byte: on
-/// bytes below `0x80`, adding `0x7f - 0x20` sets the high bit iff the byte
-/// is above `0x20`, and `(y & 0x7f) + 0x7f`, or `y`, has it iff `y` is not
-/// zero; neither carries into the next byte.
+/// joins two words of a span). Exact for every byte ([`swar`]).
 fn span_bytes(x: u64) -> u64 {
-    let ascii = !x & HIGH;
-    let printable = ((x & LOW7) + ONES * (0x7f - 0x20)) & ascii;
-    let y = x ^ (ONES * 0x20);
-    let space = !(((y & LOW7) + LOW7) | y) & HIGH;
+    let printable = swar::in_range(x & LOW7, 0x21, 0x7f) & !x;
     // Byte k + 1 is above byte k; the last byte's next is not in `x`.
-    printable | (space & (printable >> 8))
+    printable | (swar::equal(x, b' ') & (printable >> 8))
 }
 
 /// `0x80` in each byte of `x` that is ASCII whitespace (`\t`, `\n`, the
-/// vertical tab, `\x0c`, `\r`, the space). Exact as in [`span_bytes`]:
-/// adding `0x80 - 0x09` (`0x7f - 0x0d`) to a byte below `0x80` sets its
-/// high bit iff it is at least `\t` (above `\r`).
+/// vertical tab, `\x0c`, `\r`, the space). Exact for every byte ([`swar`]).
 fn space_bytes(x: u64) -> u64 {
-    let ascii = !x & HIGH;
-    let low7 = x & LOW7;
-    let at_least_tab = low7 + ONES * (0x80 - 0x09);
-    let above_cr = low7 + ONES * (0x7f - 0x0d);
-    let y = x ^ (ONES * 0x20);
-    let space = !(((y & LOW7) + LOW7) | y) & HIGH;
-    (at_least_tab & !above_cr & ascii) | space
+    (swar::in_range(x & LOW7, b'\t', b'\r') & !x) | swar::equal(x, b' ')
 }
 
 /// The first byte at or after `i` of `b` that is not ASCII whitespace (or

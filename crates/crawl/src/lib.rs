@@ -29,6 +29,7 @@ mod state_file;
 pub mod stats;
 pub mod status;
 pub mod store;
+mod swar;
 pub mod terms;
 pub mod traps;
 pub mod warc;

@@ -8,6 +8,8 @@ use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::hash::BuildHasherDefault;
 use std::sync::LazyLock;
 
+use crate::swar::{HIGH, ONES, in_range};
+
 /// English stopwords (function words and very common verbs).
 const STOPWORDS: &[&str] = &[
     "about",
@@ -305,20 +307,6 @@ static ALNUM: [bool; 256] = {
     }
     t
 };
-
-/// One in every byte; `0x80` in every byte.
-const ONES: u64 = u64::MAX / 255;
-const HIGH: u64 = ONES * 0x80;
-
-/// The high bit of each byte of `low7` (bytes below `0x80`) that lies in
-/// `lo..=hi`. Exact for every byte: adding `0x80 - lo` (`0x7f - hi`) to a
-/// byte below `0x80` sets its high bit iff it is at least `lo` (above
-/// `hi`) and never carries into the next byte.
-const fn in_range(low7: u64, lo: u8, hi: u8) -> u64 {
-    let at_least_lo = low7 + ONES * (0x80 - lo as u64);
-    let above_hi = low7 + ONES * (0x7f - hi as u64);
-    at_least_lo & !above_hi & HIGH
-}
 
 /// The first `k` (0..=8) bytes of a [`Chunk`]: its top bytes.
 fn head(k: usize) -> u64 {
