@@ -253,17 +253,20 @@ impl Queue {
         Ok((items, out))
     }
 
-    /// Leases up to `queues` queues × `per_queue` URLs for `lease` (whole
-    /// seconds, at least 1: the frontier reads 0 as its own default).
+    /// Leases up to `queues` queues × `per_turn` URLs for `lease` (whole
+    /// seconds, at least 1: the frontier reads 0 as its own default), with
+    /// at most `per_queue` of a queue's URLs in flight.
     pub async fn lease(
         &self,
         queues: u32,
         per_queue: u32,
+        per_turn: u32,
         lease: Duration,
     ) -> Result<Vec<UrlRecord>, CrawlError> {
         let params = GetParams {
             max_queues: queues,
             max_urls_per_queue: per_queue,
+            max_urls_per_turn: per_turn,
             delay_requestable: u32::try_from(lease.as_secs()).unwrap_or(u32::MAX).max(1),
             ..GetParams::default()
         };
@@ -377,9 +380,10 @@ impl Queue {
             .map_err(ferr)
     }
 
-    /// Sets the frontier's default politeness delay (whole seconds).
-    pub async fn set_default_delay(&self, secs: u32) -> Result<(), CrawlError> {
-        self.call(move |f| f.set_delay("", None, secs))
+    /// Sets the frontier's default politeness delay (to the millisecond).
+    pub async fn set_default_delay(&self, delay: Duration) -> Result<(), CrawlError> {
+        let ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
+        self.call(move |f| f.set_delay_ms("", None, ms))
             .await?
             .map_err(ferr)
     }
@@ -581,7 +585,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(q.wave(), Some(1));
-        let mut leased = q.lease(1, 3, Duration::from_secs(600)).await.unwrap();
+        let mut leased = q.lease(1, 3, 3, Duration::from_secs(600)).await.unwrap();
         assert_eq!(leased.len(), 3);
         let p = leased.remove(1);
         assert_eq!(p.url, urls[1]);
@@ -613,7 +617,7 @@ mod tests {
         let url = "http://a.test/busy";
         q.discover(vec![item(url, 4)]).await.unwrap();
         let mut rec = q
-            .lease(1, 1, Duration::from_secs(600))
+            .lease(1, 1, 1, Duration::from_secs(600))
             .await
             .unwrap()
             .remove(0);
@@ -676,7 +680,7 @@ mod tests {
             .await
             .unwrap();
         // Handed back: one far off by itself, one a few seconds off.
-        for rec in q.lease(10, 10, Duration::from_secs(600)).await.unwrap() {
+        for rec in q.lease(10, 10, 10, Duration::from_secs(600)).await.unwrap() {
             let at = match rec.key.as_str() {
                 "late.test" => now_s() + 7200,
                 "soon.test" => now_s() + 2,
@@ -708,7 +712,7 @@ mod tests {
         // Once soon.test's URL is settled, only retries are left.
         let rec = loop {
             if let Some(rec) = q
-                .lease(10, 10, Duration::from_secs(600))
+                .lease(10, 10, 10, Duration::from_secs(600))
                 .await
                 .unwrap()
                 .pop()

@@ -67,6 +67,17 @@ pub struct Shared {
     pub pace: crate::pace::Pace,
     /// Pages parsed at once (one per core).
     pub parse_slots: Semaphore,
+    /// Fetch slots, `--concurrency` of them: a lease's task holds one from
+    /// its start to its end, except while it waits for its host's turn
+    /// (`worker::wait_unslotted`).
+    pub fetch_slots: Arc<Semaphore>,
+    /// Tasks waiting for their host's turn without a fetch slot: at most
+    /// [`WAITING_PER_SLOT`] × `--concurrency`; past that a task waits
+    /// holding its slot.
+    pub waiting: Semaphore,
+    /// Tasks holding a lease (spawned and not yet settled), with a fetch
+    /// slot or waiting without one: what the page budget counts in flight.
+    pub leased: std::sync::atomic::AtomicUsize,
     /// Page links already known to the frontier (see [`crate::known`]).
     pub known_links: crate::known::KnownLinks,
     /// Links cut by `max_depth`, kept for a deeper rerun (`keep_edge`).
@@ -177,12 +188,19 @@ impl Shared {
     }
 }
 
+/// Tasks that may wait for their host's turn without a fetch slot, per
+/// slot. A broad polite crawl has one such wait per host (its first page
+/// comes one delay after its robots.txt) and one per Crawl-delay or slow
+/// answer; each waiter holds its lease record and its task's state, a few
+/// kilobytes.
+pub const WAITING_PER_SLOT: usize = 16;
+
 /// Longest block a 429 or 503 sets on its host's gate (`Retry-After` is
 /// capped there too).
 const MAX_BLOCK: Duration = Duration::from_secs(86_400);
 
 /// How often a wait for a host's turn looks at the stop flag.
-const STOP_CHECK: Duration = Duration::from_millis(200);
+pub(crate) const STOP_CHECK: Duration = Duration::from_millis(200);
 
 /// What [`Shared::page_get`] came to.
 pub enum PageGet {
@@ -321,9 +339,7 @@ async fn open_shared(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Arc<Shar
         .map_err(|e| CrawlError::Frontier(e.to_string()))?
         .map_err(|e| CrawlError::Frontier(e.to_string()))?;
     let (queue, admitted) = Queue::open(Arc::new(frontier), cfg.policy.clone()).await?;
-    queue
-        .set_default_delay((cfg.delay.as_millis() / 1000) as u32)
-        .await?;
+    queue.set_default_delay(cfg.delay).await?;
     let filter = Filter::new(
         seed_scope,
         cfg.include.clone(),
@@ -357,6 +373,9 @@ async fn open_shared(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Arc<Shar
         budget,
         pace,
         parse_slots: Semaphore::new(std::thread::available_parallelism().map_or(2, |n| n.get())),
+        fetch_slots: Arc::new(Semaphore::new(cfg.concurrency.max(1))),
+        waiting: Semaphore::new(cfg.concurrency.max(1).saturating_mul(WAITING_PER_SLOT)),
+        leased: std::sync::atomic::AtomicUsize::new(0),
         known_links: Default::default(),
         edge: cfg
             .keep_edge
@@ -437,11 +456,10 @@ async fn set_up(sh: &Shared) -> Result<(), CrawlError> {
         );
     }
     replay_edge(sh).await?;
-    // After the seeds, so the crawl exists. Whole seconds only: the gates
-    // space requests to the millisecond.
-    sh.queue
-        .set_default_delay((sh.cfg.delay.as_millis() / 1000) as u32)
-        .await?;
+    // After the seeds, so the crawl exists. The frontier serves a host at
+    // most once per delay; the gates space its requests (robots.txt and
+    // redirects included, raised by Crawl-delay and slow answers).
+    sh.queue.set_default_delay(sh.cfg.delay).await?;
     // A host given up (`worker::drain`) is given up for its run only: this
     // run gives it its chances again, and its queue the default delay.
     sh.queue.clear_queue_delays().await
@@ -547,12 +565,33 @@ pub async fn crawl(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Summary, C
     Ok(summary)
 }
 
+/// URLs of one host leased in one call: one when its requests are spaced
+/// by a delay of [`UNSLOTTED_AT`] or more (the frontier serves the host
+/// again once the delay has passed, up to `--per-host` in flight),
+/// `--per-host` when they are not or barely are. Leased together, a host's
+/// second URL would wait out the delay in its task, holding a fetch slot:
+/// a crawl of 100,000 hosts with `--per-host 2 --delay 1000` ran at 252
+/// pages/s, every slot but a few waiting (docs/BENCHMARKS.md, "Session
+/// 57"). Below that, one URL a turn starved the few hosts a wave ends with:
+/// `mgz demo` (`--delay 5`, `--per-host 4`) took 38 s instead of 29.
+pub(crate) fn per_turn(cfg: &CrawlConfig) -> u32 {
+    if cfg.delay < UNSLOTTED_AT {
+        cfg.per_host
+    } else {
+        1
+    }
+}
+
+/// Waits for a host's turn shorter than this keep their fetch slot
+/// (`worker::wait_unslotted`), and a crawl whose delay is shorter leases
+/// `--per-host` URLs of a host at once ([`per_turn`]).
+pub(crate) const UNSLOTTED_AT: Duration = Duration::from_millis(20);
+
 /// The "wave" while only URLs waiting for a retry are pending: every depth.
 const RETRIES_ONLY: u32 = u32::MAX;
 
 async fn dispatch(sh: &Arc<Shared>, stop: &AtomicBool) -> Result<(), CrawlError> {
-    let concurrency = sh.cfg.concurrency.max(1);
-    let permits = Arc::new(Semaphore::new(concurrency));
+    let permits = sh.fetch_slots.clone();
     let mut tasks: JoinSet<Result<(), CrawlError>> = JoinSet::new();
     let mut first_error = None;
     let mut idle = Idle::default();
@@ -565,12 +604,13 @@ async fn dispatch(sh: &Arc<Shared>, stop: &AtomicBool) -> Result<(), CrawlError>
         while let Some(r) = tasks.try_join_next() {
             note(r, &mut first_error);
         }
-        // Permits first, responses second: a fetch counts its response
-        // before it releases its permit, so a fetch ending between the two
+        // Tasks first, responses second: a task counts its response
+        // before it leaves `leased`, so a fetch ending between the two
         // reads is counted at least once (in flight, or fetched, or both;
-        // the semaphore's release and acquiring read order the count).
-        // Read the other way round, it could be in neither, and the budget
-        // leased one fetch too many (`--max-pages 30` fetched 31, once).
+        // the release and acquiring accesses order the count). Read the
+        // other way round, it could be in neither, and the budget leased
+        // one fetch too many (`--max-pages 30` fetched 31, once).
+        let leased = sh.leased.load(Ordering::Acquire);
         let free_now = permits.available_permits();
         let fetched = sh.budget.earlier() + sh.counters.pages_fetched.load(Ordering::Relaxed);
         sh.budget.save_soon(fetched);
@@ -598,7 +638,7 @@ async fn dispatch(sh: &Arc<Shared>, stop: &AtomicBool) -> Result<(), CrawlError>
         // Every lease was past the wave for 5 s with no fetch in flight:
         // the hand-backs are let finish (nothing is leased then), and the
         // counts are taken again (see `recount`).
-        if free_now == concurrency && wave_stuck_since.is_some_and(|s| s.elapsed() >= STUCK) {
+        if leased == 0 && wave_stuck_since.is_some_and(|s| s.elapsed() >= STUCK) {
             wave_stuck_since = None;
             while let Some(r) = tasks.join_next().await {
                 note(r, &mut first_error);
@@ -614,19 +654,38 @@ async fn dispatch(sh: &Arc<Shared>, stop: &AtomicBool) -> Result<(), CrawlError>
             // Each fetch (a task holding a permit) brings at most one
             // response: lease only what the budget leaves, and wait for the
             // fetches in flight before leasing more (one may bring none).
-            let in_flight = (concurrency - free) as u64;
+            let in_flight = leased as u64;
             budget_left = sh.cfg.max_pages.saturating_sub(fetched + in_flight);
             free = free.min(usize::try_from(budget_left).unwrap_or(usize::MAX));
         }
         if free == 0 {
-            if let Some(r) = tasks.join_next().await {
-                note(r, &mut first_error);
+            if free_now > 0 {
+                // The budget: wait for a fetch in flight to end.
+                if let Some(r) = tasks.join_next().await {
+                    note(r, &mut first_error);
+                }
+                continue;
+            }
+            // Every slot taken: wait for one to come free, which a task
+            // waiting for its host's turn does without ending.
+            tokio::select! {
+                r = tasks.join_next() => {
+                    if let Some(r) = r {
+                        note(r, &mut first_error);
+                    }
+                }
+                slot = permits.acquire() => drop(slot),
             }
             continue;
         }
         let leases = match sh
             .queue
-            .lease(free as u32, sh.cfg.per_host, sh.cfg.lease)
+            .lease(
+                free as u32,
+                sh.cfg.per_host,
+                per_turn(&sh.cfg),
+                sh.cfg.lease,
+            )
             .await
         {
             Ok(leases) => leases,
@@ -684,7 +743,7 @@ async fn dispatch(sh: &Arc<Shared>, stop: &AtomicBool) -> Result<(), CrawlError>
         idle = Idle::default();
         retry_wait_since = None;
         let past_wave = sh.cfg.strict_depth && leases.iter().all(|(_, d)| *d > wave);
-        if past_wave && permits.available_permits() == concurrency {
+        if past_wave && sh.leased.load(Ordering::Acquire) == 0 {
             wave_stuck_since.get_or_insert_with(Instant::now);
         } else {
             wave_stuck_since = None;
@@ -710,9 +769,12 @@ async fn dispatch(sh: &Arc<Shared>, stop: &AtomicBool) -> Result<(), CrawlError>
                 .await
                 .map_err(|e| CrawlError::Config(e.to_string()))?;
             let sh = sh.clone();
+            sh.leased.fetch_add(1, Ordering::AcqRel);
             tasks.spawn(async move {
-                let _permit = permit;
-                worker::process(sh, rec).await
+                // Leaves `leased` once the lease is settled (its response
+                // counted), also if the task is dropped.
+                let _leased = Leased(sh.clone());
+                worker::process(sh, rec, permit).await
             });
         }
     }
@@ -720,6 +782,15 @@ async fn dispatch(sh: &Arc<Shared>, stop: &AtomicBool) -> Result<(), CrawlError>
         note(r, &mut first_error);
     }
     first_error.map_or(Ok(()), Err)
+}
+
+/// A task's place in [`Shared::leased`].
+struct Leased(Arc<Shared>);
+
+impl Drop for Leased {
+    fn drop(&mut self) {
+        self.0.leased.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 /// Flushes the frontier, the page store and the WARC file, each even if an
@@ -862,6 +933,25 @@ impl Idle {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A host whose requests are spaced by a delay gives one URL a lease
+    /// call (its next comes once the delay has passed, up to `--per-host`
+    /// in flight); without a delay or with a few milliseconds of one,
+    /// `--per-host` at once.
+    #[test]
+    fn a_delayed_host_gives_one_url_a_turn() {
+        let cfg = |delay_ms, per_host| CrawlConfig {
+            delay: Duration::from_millis(delay_ms),
+            per_host,
+            ..CrawlConfig::default()
+        };
+        assert_eq!(per_turn(&cfg(1000, 2)), 1);
+        assert_eq!(per_turn(&cfg(20, 4)), 1);
+        assert_eq!(per_turn(&cfg(19, 4)), 4);
+        assert_eq!(per_turn(&cfg(5, 16)), 16);
+        assert_eq!(per_turn(&cfg(0, 16)), 16);
+        assert_eq!(per_turn(&cfg(0, 1)), 1);
+    }
 
     /// A wave whose count says a URL is pending that the frontier does not
     /// hold (what two bugs did, found in session 54) is counted again after

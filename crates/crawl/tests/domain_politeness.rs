@@ -4,58 +4,34 @@
 mod common;
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use mgz_crawl::net::ResolveRule;
 use mgz_crawl::traps::Scope;
 use mgz_crawl::{CrawlConfig, Sitemaps};
 use mgz_url::QueueKeyKind;
-use tokio::io::AsyncWriteExt;
 
 const HOSTS: [&str; 3] = ["a.x.test", "b.x.test", "c.x.test"];
 const DELAY: Duration = Duration::from_millis(150);
 /// How long the server takes over each answer.
 const SERVE: Duration = Duration::from_millis(20);
 
-/// One request as the server saw it: host, path, arrival, answer sent.
-type Seen = (String, String, Instant, Instant);
+use common::Seen;
 
-/// Serves the three hosts (each `/` links to the other hosts and to two
-/// pages of its own; robots.txt is 404), one request per connection, and
-/// records every request.
-async fn serve(listener: tokio::net::TcpListener, log: Arc<Mutex<Vec<Seen>>>) {
-    while let Ok((mut sock, _)) = listener.accept().await {
-        let log = log.clone();
-        tokio::spawn(async move {
-            let Some((path, host)) = common::read_request(&mut sock).await else {
-                return;
-            };
-            let arrived = Instant::now();
-            let (status, body) = match path.as_str() {
-                "/" => {
-                    let mut b = String::from("<html><body>");
-                    for h in HOSTS {
-                        b += &format!("<a href=\"http://{h}/\">{h}</a> ");
-                    }
-                    b += "<a href=\"/p1\">one</a> <a href=\"/p2\">two</a></body></html>";
-                    ("200 OK", b)
-                }
-                "/p1" | "/p2" => ("200 OK", "<html><body>page</body></html>".into()),
-                _ => ("404 Not Found", String::new()),
-            };
-            tokio::time::sleep(SERVE).await;
-            // Stamped before the answer goes out: the crawler cannot have
-            // finished with it earlier.
-            let answered = Instant::now();
-            let reply = format!(
-                "HTTP/1.1 {status}\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\
-                 Connection: close\r\n\r\n{body}",
-                body.len()
-            );
-            let _ = sock.write_all(reply.as_bytes()).await;
-            let _ = sock.flush().await;
-            log.lock().unwrap().push((host, path, arrived, answered));
-        });
+/// Each `/` links to the other hosts and to two pages of its own;
+/// robots.txt is 404.
+fn respond(path: &str) -> (&'static str, String) {
+    match path {
+        "/" => {
+            let mut b = String::from("<html><body>");
+            for h in HOSTS {
+                b += &format!("<a href=\"http://{h}/\">{h}</a> ");
+            }
+            b += "<a href=\"/p1\">one</a> <a href=\"/p2\">two</a></body></html>";
+            ("200 OK", b)
+        }
+        "/p1" | "/p2" => ("200 OK", "<html><body>page</body></html>".into()),
+        _ => ("404 Not Found", String::new()),
     }
 }
 
@@ -65,7 +41,7 @@ async fn crawl(politeness: QueueKeyKind) -> (Vec<Seen>, std::collections::BTreeS
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let log = Arc::new(Mutex::new(Vec::new()));
-    let server = tokio::spawn(serve(listener, log.clone()));
+    let server = tokio::spawn(common::serve_logged(listener, log.clone(), SERVE, respond));
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = CrawlConfig {
         seeds: vec!["http://a.x.test/".into()],

@@ -11,7 +11,13 @@ impl Frontier {
     /// Sets the politeness delay (seconds between two serves) of queue `key`
     /// of `crawl`, or the crawl's default when `key` is `None` or empty.
     pub fn set_delay(&self, crawl: &str, key: Option<&str>, delay_s: u32) -> Result<()> {
-        let ms = u64::from(delay_s) * 1000;
+        self.set_delay_ms(crawl, key, u64::from(delay_s) * 1000)
+    }
+
+    /// [`Frontier::set_delay`] in milliseconds (URLFrontier's `SetDelay` is
+    /// in whole seconds; a crawler whose own delay is 300 ms paces its
+    /// leases with this).
+    pub fn set_delay_ms(&self, crawl: &str, key: Option<&str>, ms: u64) -> Result<()> {
         match key.filter(|k| !k.is_empty()) {
             // Held in ms in 4 bytes: a delay past ~49.7 days is clamped to it.
             Some(k) => self.update_queue(crawl, k, |q| q.delay_ms = OwnDelay::ms(ms)),

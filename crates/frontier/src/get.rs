@@ -6,7 +6,8 @@
 //! Each queue serves at most once per call; passes repeat until `max_queues`
 //! queues served or a pass finds nothing. A queue is eligible when it is not blocked, its politeness delay
 //! has elapsed, its in-flight count is under `max_urls_per_queue`, its crawl
-//! limit is not reached and a pending URL may be due (in-RAM hints). Only then
+//! limit is not reached and a pending URL may be due (in-RAM hints); it
+//! gives at most `max_urls_per_turn` URLs (when set) of that room. Only then
 //! is the store read: a prefix scan of its `sched` range, skipping leased
 //! entries, stopping at the first URL not yet due.
 //!
@@ -40,6 +41,8 @@ struct Ask {
     now_ms: u64,
     lease_ms: u64,
     per_queue: usize,
+    /// Most URLs a queue gives in this call (≤ `per_queue`).
+    per_turn: usize,
 }
 
 /// What a call has leased so far, and its open `disc` iterators (see
@@ -65,6 +68,10 @@ impl Frontier {
             now_ms: self.now_ms(),
             lease_ms: lease_s * 1000,
             per_queue: limit(params.max_urls_per_queue),
+            per_turn: match params.max_urls_per_turn {
+                0 => limit(params.max_urls_per_queue),
+                n => limit(params.max_urls_per_queue).min(n as usize),
+            },
         };
         let crawl = match &params.crawl {
             Some(name) => match t.crawl_ids.get(crawl_name(name)) {
@@ -352,7 +359,7 @@ fn room(q: &mut Queue, delay_ms: u64, ask: &Ask) -> Option<usize> {
         return None;
     }
     let live = q.live_leases(ask.now_ms);
-    let mut room = ask.per_queue.saturating_sub(live);
+    let mut room = ask.per_queue.saturating_sub(live).min(ask.per_turn);
     if q.rec.limit > 0 {
         let used = q.rec.completed.saturating_add(live as u64);
         room = room.min(u64::from(q.rec.limit).saturating_sub(used) as usize);

@@ -137,6 +137,14 @@ pub struct GetParams {
     pub max_queues: u32,
     /// Maximum URLs per queue, also the cap on a queue's URLs in flight; 0 = unlimited.
     pub max_urls_per_queue: u32,
+    /// Most URLs one queue gives in this call, below `max_urls_per_queue`
+    /// (which still caps its URLs in flight); 0 = `max_urls_per_queue`.
+    /// Not part of URLFrontier (its service asks 0). A crawler that spaces a
+    /// host's requests by a politeness delay asks 1: two URLs leased at once
+    /// cannot both be fetched before the delay has passed, so the second
+    /// would wait out the delay inside the crawler holding a fetch slot
+    /// (docs/BENCHMARKS.md, "Session 57").
+    pub max_urls_per_turn: u32,
     /// Seconds a served URL stays leased before it may be served again; 0 = 30.
     pub delay_requestable: u32,
 }

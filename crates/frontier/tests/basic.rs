@@ -185,6 +185,63 @@ fn fifo_lease_politeness_and_completion() {
     ));
 }
 
+/// `max_urls_per_turn` caps what one call takes from a queue, while
+/// `max_urls_per_queue` still caps its URLs in flight across calls: with a
+/// delay, a queue gives one URL per delay (what a crawler spacing the
+/// host's requests can use) and up to the cap in flight when they last
+/// longer than the delay. `set_delay_ms` paces to the millisecond.
+#[test]
+fn one_url_per_turn_up_to_the_in_flight_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = ManualClock::new(T0);
+    let f = open(dir.path(), &clock);
+    f.set_delay_ms("", None, 300).unwrap();
+    let urls = [
+        "http://a.com/1",
+        "http://a.com/2",
+        "http://a.com/3",
+        "http://a.com/4",
+    ];
+    f.put_discovered(&urls.map(UrlItem::new)).unwrap();
+    let p = GetParams {
+        max_urls_per_queue: 2,
+        max_urls_per_turn: 1,
+        ..GetParams::default()
+    };
+    let get = || -> Vec<String> { f.get(&p).unwrap().into_iter().map(|r| r.url).collect() };
+    assert_eq!(get(), [urls[0]], "one URL, not the two the cap allows");
+    assert!(get().is_empty(), "the delay");
+    clock.advance_ms(299);
+    assert!(get().is_empty(), "300 ms, not a whole second or none");
+    clock.advance_ms(1);
+    assert_eq!(get(), [urls[1]], "a second in flight after the delay");
+    clock.advance_ms(300);
+    assert!(get().is_empty(), "two in flight: the cap");
+    f.put_known(&[done(urls[0])]).unwrap();
+    assert_eq!(get(), [urls[2]]);
+    // Unset (0), a turn is the queue's whole room, as URLFrontier asks.
+    f.put_known(&[done(urls[1]), done(urls[2])]).unwrap();
+    f.put_discovered(&[UrlItem::new("http://a.com/5")]).unwrap();
+    clock.advance_ms(300);
+    let whole = GetParams {
+        max_urls_per_turn: 0,
+        ..p.clone()
+    };
+    let got: Vec<_> = f.get(&whole).unwrap().into_iter().map(|r| r.url).collect();
+    assert_eq!(got, [urls[3], "http://a.com/5"]);
+    // A turn larger than the cap is the cap.
+    let dir = tempfile::tempdir().unwrap();
+    let f = open(dir.path(), &clock);
+    f.set_delay("", None, 0).unwrap();
+    f.put_discovered(&urls.map(UrlItem::new)).unwrap();
+    let over = GetParams {
+        max_urls_per_queue: 2,
+        max_urls_per_turn: 5,
+        ..GetParams::default()
+    };
+    assert_eq!(f.get(&over).unwrap().len(), 2);
+}
+
 #[test]
 fn known_with_future_date_waits_and_reopen_keeps_state() {
     let dir = tempfile::tempdir().unwrap();

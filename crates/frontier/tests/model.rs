@@ -21,7 +21,12 @@ const HOSTS: [&str; 4] = ["h0.a.com", "h1.a.com", "b.org", "c.net"];
 enum Op {
     Put(Vec<(usize, u8)>),
     Known(usize, u8, u8),
-    Get { max_q: u32, per_q: u32, lease: u32 },
+    Get {
+        max_q: u32,
+        per_q: u32,
+        per_turn: u32,
+        lease: u32,
+    },
     Advance(u64),
     Delay(Option<usize>, u32),
     Block(usize, u64),
@@ -36,8 +41,14 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         4 => prop::collection::vec((host.clone(), 0..6u8), 1..6).prop_map(Op::Put),
         2 => (host.clone(), 0..6u8, 0..3u8).prop_map(|(h, p, s)| Op::Known(h, p, s)),
-        4 => (0..3u32, 0..3u32, prop::sample::select(vec![0u32, 5]))
-            .prop_map(|(max_q, per_q, lease)| Op::Get { max_q, per_q, lease }),
+        4 => (0..3u32, 0..3u32, 0..3u32, prop::sample::select(vec![0u32, 5])).prop_map(
+            |(max_q, per_q, per_turn, lease)| Op::Get {
+                max_q,
+                per_q,
+                per_turn,
+                lease
+            }
+        ),
         3 => prop::sample::select(vec![100u64, 1_000, 5_000, 31_000]).prop_map(Op::Advance),
         1 => (prop::option::of(host.clone()), 0..3u32).prop_map(|(h, s)| Op::Delay(h, s)),
         1 => (host.clone(), 0..10u64).prop_map(|(h, s)| Op::Block(h, s)),
@@ -130,7 +141,7 @@ impl Model {
     }
 
     /// The URLs queue `h` may serve now, in order, or empty if not eligible.
-    fn due(&self, h: usize, per_q: u32) -> Vec<String> {
+    fn due(&self, h: usize, per_q: u32, per_turn: u32) -> Vec<String> {
         let Some(q) = self.queues.get(&h) else {
             return vec![];
         };
@@ -144,6 +155,9 @@ impl Model {
         } else {
             (per_q as usize).saturating_sub(live)
         };
+        if per_turn > 0 {
+            room = room.min(per_turn as usize);
+        }
         if q.limit > 0 {
             let used = self.completed(h) + live as u64;
             room = room.min(u64::from(q.limit).saturating_sub(used) as usize);
@@ -228,8 +242,9 @@ impl Harness {
             Op::Get {
                 max_q,
                 per_q,
+                per_turn,
                 lease,
-            } => self.get(*max_q, *per_q, *lease),
+            } => self.get(*max_q, *per_q, *per_turn, *lease),
             Op::Advance(ms) => {
                 self.clock.advance_ms(*ms);
                 self.m.now += ms;
@@ -273,10 +288,11 @@ impl Harness {
         self.check_counters();
     }
 
-    fn get(&mut self, max_q: u32, per_q: u32, lease: u32) {
+    fn get(&mut self, max_q: u32, per_q: u32, per_turn: u32, lease: u32) {
         let params = GetParams {
             max_queues: max_q,
             max_urls_per_queue: per_q,
+            max_urls_per_turn: per_turn,
             delay_requestable: lease,
             ..GetParams::default()
         };
@@ -288,7 +304,7 @@ impl Harness {
         }
         let eligible: HashSet<usize> = if self.m.active {
             (0..HOSTS.len())
-                .filter(|&h| !self.m.due(h, per_q).is_empty())
+                .filter(|&h| !self.m.due(h, per_q, per_turn).is_empty())
                 .collect()
         } else {
             HashSet::new()
@@ -305,7 +321,7 @@ impl Harness {
         );
         let lease_ms = u64::from(if lease == 0 { 30 } else { lease }) * 1000;
         for (h, urls) in by_queue {
-            let due = self.m.due(h, per_q);
+            let due = self.m.due(h, per_q, per_turn);
             assert!(eligible.contains(&h));
             assert_eq!(
                 urls[..],
@@ -362,6 +378,7 @@ fn regression_lease_expiry_makes_url_due_again() {
     let get = Op::Get {
         max_q: 0,
         per_q: 0,
+        per_turn: 0,
         lease: 0,
     };
     for op in [Op::Put(vec![(0, 0)]), get.clone(), Op::Advance(31_000), get] {

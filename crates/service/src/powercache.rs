@@ -68,6 +68,8 @@ impl FrontierBackend for Frontier {
             key: key_opt(&p.key).map(str::to_owned),
             max_queues: p.max_queues,
             max_urls_per_queue: p.max_urls_per_queue,
+            // URLFrontier has no such field: a queue's turn is its room.
+            max_urls_per_turn: 0,
             delay_requestable: p.delay_requestable,
         };
         Ok(self

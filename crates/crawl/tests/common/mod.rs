@@ -289,3 +289,43 @@ pub async fn read_request(sock: &mut tokio::net::TcpStream) -> Option<(String, S
         .to_string();
     Some((path, host))
 }
+
+/// One request as a [`serve_logged`] server saw it: host, path, arrival,
+/// answer sent.
+pub type Seen = (String, String, std::time::Instant, std::time::Instant);
+
+/// Answers each request with `respond(path)`'s status line and HTML body
+/// after `serve_time`, one request per connection, and records every
+/// request in `log` (stamped before the answer goes out: the crawler cannot
+/// have finished with it earlier).
+pub async fn serve_logged<F>(
+    listener: tokio::net::TcpListener,
+    log: Arc<std::sync::Mutex<Vec<Seen>>>,
+    serve_time: Duration,
+    respond: F,
+) where
+    F: Fn(&str) -> (&'static str, String) + Send + Sync + 'static,
+{
+    use tokio::io::AsyncWriteExt;
+    let respond = Arc::new(respond);
+    while let Ok((mut sock, _)) = listener.accept().await {
+        let (log, respond) = (log.clone(), respond.clone());
+        tokio::spawn(async move {
+            let Some((path, host)) = read_request(&mut sock).await else {
+                return;
+            };
+            let arrived = std::time::Instant::now();
+            let (status, body) = respond(&path);
+            tokio::time::sleep(serve_time).await;
+            let answered = std::time::Instant::now();
+            let reply = format!(
+                "HTTP/1.1 {status}\r\nContent-Type: text/html\r\nContent-Length: {}\r\n\
+                 Connection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = sock.write_all(reply.as_bytes()).await;
+            let _ = sock.flush().await;
+            log.lock().unwrap().push((host, path, arrived, answered));
+        });
+    }
+}
