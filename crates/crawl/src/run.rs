@@ -651,9 +651,9 @@ async fn dispatch(sh: &Arc<Shared>, stop: &AtomicBool) -> Result<(), CrawlError>
         // Fetches the budget still allows after those in flight.
         let mut budget_left = u64::MAX;
         if sh.cfg.max_pages > 0 {
-            // Each fetch (a task holding a permit) brings at most one
-            // response: lease only what the budget leaves, and wait for the
-            // fetches in flight before leasing more (one may bring none).
+            // Each task holding a lease brings at most one response:
+            // lease only what the budget leaves, and wait for the fetches
+            // in flight before leasing more (one may bring none).
             let in_flight = leased as u64;
             budget_left = sh.cfg.max_pages.saturating_sub(fetched + in_flight);
             free = free.min(usize::try_from(budget_left).unwrap_or(usize::MAX));
