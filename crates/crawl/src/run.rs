@@ -118,6 +118,19 @@ impl Shared {
         self.stop.load(Ordering::Relaxed)
     }
 
+    /// Sleeps until `until`, in steps of [`STOP_CHECK`] so that a stop is
+    /// seen within one; returns false if a stop cut it short.
+    pub(crate) async fn rest_until(&self, until: Instant) -> bool {
+        while Instant::now() < until {
+            if self.stopping() {
+                return false;
+            }
+            let step = until.min(Instant::now() + STOP_CHECK);
+            tokio::time::sleep_until(step.into()).await;
+        }
+        true
+    }
+
     /// Waits for a slot of `unit`'s gate that no block (429/503) covers,
     /// unless the next free one is more than `max_wait` away: then returns
     /// how far it is. A slot reserved before the host was blocked is given
@@ -137,14 +150,10 @@ impl Shared {
                 Ok(start) => start,
                 Err(ahead) => return Some(ahead),
             };
-            // In steps, so a stop is seen within one (the slot then goes
-            // unused: the host only waits longer).
-            while Instant::now() < start {
-                if self.stopping() {
-                    return Some(start.saturating_duration_since(Instant::now()));
-                }
-                let step = start.min(Instant::now() + STOP_CHECK);
-                tokio::time::sleep_until(step.into()).await;
+            // A stop ends the wait (the slot then goes unused: the host
+            // only waits longer).
+            if !self.rest_until(start).await {
+                return Some(start.saturating_duration_since(Instant::now()));
             }
             // Not blocked (`None`): the slot is ours. Blocked: look again.
             self.gates.blocked_until(unit)?;
@@ -200,7 +209,7 @@ pub const WAITING_PER_SLOT: usize = 16;
 const MAX_BLOCK: Duration = Duration::from_secs(86_400);
 
 /// How often a wait for a host's turn looks at the stop flag.
-pub(crate) const STOP_CHECK: Duration = Duration::from_millis(200);
+const STOP_CHECK: Duration = Duration::from_millis(200);
 
 /// What [`Shared::page_get`] came to.
 pub enum PageGet {

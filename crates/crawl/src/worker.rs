@@ -218,18 +218,14 @@ async fn wait_unslotted(
 ) -> bool {
     let now = std::time::Instant::now();
     let ahead = sh.gates.ahead(sh.politeness_unit(host));
-    if ahead < UNSLOTTED_AT || now + ahead > deadline || slot.is_none() {
+    if ahead < UNSLOTTED_AT || now + ahead > deadline {
         return false;
     }
     let Ok(place) = sh.waiting.try_acquire() else {
         return false;
     };
     drop(slot.take());
-    let until = now + ahead;
-    while !sh.stopping() && std::time::Instant::now() < until {
-        let step = until.min(std::time::Instant::now() + crate::run::STOP_CHECK);
-        tokio::time::sleep_until(step.into()).await;
-    }
+    sh.rest_until(now + ahead).await;
     *slot = sh.fetch_slots.clone().acquire_owned().await.ok();
     drop(place);
     std::time::Instant::now() > deadline

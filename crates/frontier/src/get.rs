@@ -68,10 +68,7 @@ impl Frontier {
             now_ms: self.now_ms(),
             lease_ms: lease_s * 1000,
             per_queue: limit(params.max_urls_per_queue),
-            per_turn: match params.max_urls_per_turn {
-                0 => limit(params.max_urls_per_queue),
-                n => limit(params.max_urls_per_queue).min(n as usize),
-            },
+            per_turn: limit(params.max_urls_per_queue).min(limit(params.max_urls_per_turn)),
         };
         let crawl = match &params.crawl {
             Some(name) => match t.crawl_ids.get(crawl_name(name)) {
