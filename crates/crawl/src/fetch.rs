@@ -18,6 +18,7 @@ use reqwest::header::HeaderMap;
 use crate::CrawlError;
 use crate::body_budget::{BodyBudget, BodyLease};
 use crate::net::{GuardedResolver, ResolveRule, check_ip, find_blocked};
+use crate::sockets::{CountConnects, SocketCap};
 
 /// Settings of the fetcher.
 #[derive(Debug, Clone)]
@@ -37,11 +38,19 @@ pub struct FetchConfig {
     pub body_budget: usize,
     /// Idle connections kept per host.
     pub idle_per_host: usize,
-    /// How long an idle connection is kept. With thousands of hosts this is
-    /// what bounds the pool (reqwest has no total cap): idle connections ≤
-    /// hosts fetched within this window × `idle_per_host`, each holding a
-    /// socket and its read buffer.
+    /// How long an idle connection is kept. With thousands of hosts this
+    /// and [`FetchConfig::max_connections`] bound the pool (reqwest has no
+    /// total cap): idle connections ≤ hosts fetched within this window ×
+    /// `idle_per_host`, each holding a socket and its read buffer.
     pub idle_timeout: Duration,
+    /// Sockets kept open for reuse at most, across all hosts
+    /// (`--max-connections`; 0: no cap but `fd_ceiling`). Past it requests
+    /// go out with `Connection: close`; see [`crate::sockets`].
+    pub max_connections: usize,
+    /// Descriptors open at most before connections stop being kept
+    /// (`u64::MAX`: none; the crawl sets it from the open-file limit with
+    /// [`crate::sockets::plan`]).
+    pub fd_ceiling: u64,
     /// `--resolve` rules.
     pub resolve: Vec<ResolveRule>,
     /// Lift the SSRF guard.
@@ -69,6 +78,10 @@ pub struct FetchConfig {
     /// person rather than block the crawler.
     pub from: Option<String>,
 }
+
+/// Default [`FetchConfig::max_connections`]: 2,048 sockets, ~96 MB of
+/// idle connections at most (~47 KB each, see [`IDLE_SLACK`]).
+pub const DEFAULT_MAX_CONNECTIONS: usize = 2048;
 
 /// Default [`FetchConfig::body_budget`]: 128 MiB.
 pub const DEFAULT_BODY_BUDGET: usize = 128 << 20;
@@ -106,6 +119,8 @@ impl Default for FetchConfig {
             body_budget: DEFAULT_BODY_BUDGET,
             idle_per_host: 4,
             idle_timeout: Duration::from_secs(30),
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            fd_ceiling: u64::MAX,
             resolve: Vec::new(),
             allow_private: false,
             proxy: None,
@@ -168,6 +183,7 @@ pub struct Fetcher {
     /// records).
     identity: Arc<str>,
     budget: Arc<BodyBudget>,
+    sockets: Arc<SocketCap>,
 }
 
 impl Fetcher {
@@ -198,7 +214,9 @@ impl Fetcher {
             builder = builder.default_headers(headers);
             identity.push_str(&format!("From: {from}\r\n"));
         }
+        let sockets = Arc::new(SocketCap::new(cfg.max_connections, cfg.fd_ceiling));
         let client = builder
+            .connector_layer(CountConnects(sockets.clone()))
             .danger_accept_invalid_certs(cfg.accept_invalid_certs)
             .user_agent(cfg.user_agent.clone())
             .redirect(reqwest::redirect::Policy::none())
@@ -217,7 +235,13 @@ impl Fetcher {
             max_body: cfg.max_body,
             identity: identity.into(),
             budget: BodyBudget::new(cfg.body_budget),
+            sockets,
         })
+    }
+
+    /// The bound on sockets kept open.
+    pub fn sockets(&self) -> &SocketCap {
+        &self.sockets
     }
 
     /// The bound on bodies held at once.
@@ -245,12 +269,11 @@ impl Fetcher {
         })?;
         self.check_literal(&parsed)?;
         let sent = Instant::now();
-        let resp = self
-            .client
-            .get(parsed)
-            .send()
-            .await
-            .map_err(|e| http_error(&e))?;
+        let mut request = self.client.get(parsed);
+        if !self.sockets.keep_alive() {
+            request = request.header(reqwest::header::CONNECTION, "close");
+        }
+        let resp = request.send().await.map_err(|e| http_error(&e))?;
         let response_time = sent.elapsed();
         let status = resp.status().as_u16();
         let headers = resp.headers().clone();

@@ -25,6 +25,7 @@ pub mod robots_store;
 pub mod run;
 pub mod seeds;
 pub mod sitemap;
+pub mod sockets;
 mod state_file;
 pub mod stats;
 pub mod status;

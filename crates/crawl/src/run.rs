@@ -312,8 +312,12 @@ async fn put_seeds(sh: &Shared) -> Result<(), CrawlError> {
     Ok(())
 }
 
-async fn open_shared(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Arc<Shared>, CrawlError> {
+async fn open_shared(
+    mut cfg: CrawlConfig,
+    stop: Arc<AtomicBool>,
+) -> Result<Arc<Shared>, CrawlError> {
     let (seed_scope, seed_spool) = seed_scope(&cfg)?;
+    let fds = share_open_files(&mut cfg);
     // Before anything is made: a `--ca-cert` or `--proxy` that cannot be
     // used stops here.
     let fetcher = Fetcher::new(&cfg.fetch)?;
@@ -334,6 +338,10 @@ async fn open_shared(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Arc<Shar
         durability: mgz_frontier::Durability::OsBuffer,
         seen: seen_factory(&cfg.seen_backend)?,
         policy: cfg.policy.clone(),
+        store: mgz_frontier::StoreOptions {
+            max_open_files: fds.store_files,
+            ..Default::default()
+        },
         ..FrontierOptions::default()
     };
     let dir = cfg.state_dir.join("frontier");
@@ -394,6 +402,27 @@ async fn open_shared(cfg: CrawlConfig, stop: Arc<AtomicBool>) -> Result<Arc<Shar
         cfg,
         stop,
     }))
+}
+
+/// Shares the process's open-file limit between the frontier's table
+/// files, the requests in flight and idle connections
+/// ([`crate::sockets::plan`]), lowering `cfg`'s concurrency and the
+/// fetcher's descriptor ceiling to fit.
+fn share_open_files(cfg: &mut CrawlConfig) -> crate::sockets::FdPlan {
+    let limit = crate::sockets::open_file_limit();
+    let fds = crate::sockets::plan(limit, cfg.concurrency);
+    if fds.concurrency < cfg.concurrency {
+        tracing::warn!(
+            "--concurrency {} lowered to {}: the open-file limit ({}) leaves room for no more \
+             (raise it with `ulimit -n`)",
+            cfg.concurrency,
+            fds.concurrency,
+            limit.unwrap_or(0)
+        );
+        cfg.concurrency = fds.concurrency;
+    }
+    cfg.fetch.fd_ceiling = cfg.fetch.fd_ceiling.min(fds.fd_ceiling);
+    fds
 }
 
 /// The gates' floor: the bound an earlier run left on its last request

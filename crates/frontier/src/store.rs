@@ -150,6 +150,11 @@ pub struct StoreOptions {
     /// writes them as a table run instead of a batch (see `dlog`): 16,384.
     /// Small values only make tests take the ingestion path.
     pub dlog_ingest_min: usize,
+    /// Table files the store keeps open at once (fjall's descriptor
+    /// cache, least recently used closed first); 0 keeps fjall's default,
+    /// 900. A crawl under a low open-file limit sets less, so that its
+    /// sockets have room (`mgz_crawl::sockets::plan`).
+    pub max_open_files: usize,
 }
 
 impl Default for StoreOptions {
@@ -172,6 +177,7 @@ impl Default for StoreOptions {
             disc_table_bytes: 0,
             urls_table_bytes: 16 << 20,
             dlog_ingest_min: crate::dlog::INGEST_MIN,
+            max_open_files: 0,
         }
     }
 }
@@ -315,7 +321,12 @@ impl Store {
 
 /// The database builder of a store at `path`.
 fn builder(path: &Path, opts: StoreOptions) -> fjall::DatabaseBuilder<Database> {
-    Database::builder(path)
+    let builder = Database::builder(path);
+    let builder = match opts.max_open_files {
+        0 => builder,
+        n => builder.max_cached_files(Some(n)),
+    };
+    builder
         .cache_size(opts.cache_bytes)
         .manual_journal_persist(true)
         // Bounds what a restart after a crash replays (fjall's minimum).

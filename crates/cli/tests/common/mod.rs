@@ -45,11 +45,23 @@ pub fn sim_crawl_paced(
     delay_ms: u64,
     per_host: u32,
 ) -> Command {
+    sim_crawl_wide(server, sim, dir, depth, (delay_ms, per_host, CONCURRENCY))
+}
+
+/// [`sim_crawl_to`] with `--delay`, `--per-host` and `--concurrency` as
+/// given in `pace`, in that order.
+pub fn sim_crawl_wide(
+    server: &SimServer,
+    sim: &SimConfig,
+    dir: &Path,
+    depth: u32,
+    (delay_ms, per_host, concurrency): (u64, u32, usize),
+) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_mgz"));
     c.args(["crawl", "--scope", "any", "--delay", &delay_ms.to_string()])
         .args(["--max-depth", &depth.to_string()])
         .args(["--per-host", &per_host.to_string()])
-        .args(["--concurrency", &CONCURRENCY.to_string()])
+        .args(["--concurrency", &concurrency.to_string()])
         .args(["--no-sitemaps", "--allow-private", "--json"])
         .args(["--robots-retries", "0", "--resolve", &server.resolve_spec()])
         .arg("--state")
