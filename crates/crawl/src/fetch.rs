@@ -270,7 +270,10 @@ impl Fetcher {
         self.check_literal(&parsed)?;
         let sent = Instant::now();
         let mut request = self.client.get(parsed);
-        if !self.sockets.keep_alive() {
+        // Dropped when this call returns, the response read or failed: its
+        // connection is closed then.
+        let closing = self.sockets.admit();
+        if closing.is_some() {
             request = request.header(reqwest::header::CONNECTION, "close");
         }
         let resp = request.send().await.map_err(|e| http_error(&e))?;

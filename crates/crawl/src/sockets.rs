@@ -26,8 +26,12 @@
 //! starts goes through a connector layer ([`CountConnects`]) that counts
 //! it, and the descriptors actually open are read from `/proc/self/fd`
 //! ([`open_fds`]). The estimate is the count at the last reading plus the
-//! connects started since: never below the truth, since a connect adds at
-//! most one descriptor and closes only lower it. A request is kept alive
+//! connects started since, less the requests sent with `Connection: close`
+//! that have ended since (each one's connection is closed at its end,
+//! whether it was new or taken from the pool): never below the truth but
+//! for a connection whose close is a moment behind its request's end,
+//! since a connect adds at most one descriptor and the other closes (idle
+//! connections expiring, servers closing theirs) only lower it. A request is kept alive
 //! while the estimate is below the cap; past it, the descriptors are read
 //! again (at most every [`RESAMPLE`], ~0.3 µs a descriptor) and the
 //! answer taken from the fresh count. Closed requests do not return their
@@ -163,6 +167,8 @@ pub struct SocketCap {
     connects: AtomicU64,
     /// Requests sent with `Connection: close` because of the cap.
     closed: AtomicU64,
+    /// Of those, the ones that have ended ([`Closing`] dropped).
+    ended: AtomicU64,
     reading: Mutex<Reading>,
 }
 
@@ -175,6 +181,8 @@ struct Reading {
     open: u64,
     /// [`SocketCap::connects`] just before that reading.
     connects: u64,
+    /// [`SocketCap::ended`] just before that reading.
+    ended: u64,
     at: Option<Instant>,
 }
 
@@ -213,10 +221,12 @@ impl SocketCap {
             resample,
             connects: AtomicU64::new(0),
             closed: AtomicU64::new(0),
+            ended: AtomicU64::new(0),
             reading: Mutex::new(Reading {
                 base: None,
                 open: 0,
                 connects: 0,
+                ended: 0,
                 at: None,
             }),
         }
@@ -242,8 +252,18 @@ impl SocketCap {
         self.closed.load(Ordering::Relaxed)
     }
 
+    /// `None` when the next request may leave its connection open for
+    /// reuse; otherwise the caller sends it with `Connection: close` and
+    /// drops the [`Closing`] when the request has ended (its response read
+    /// or failed), which counts its connection closed.
+    pub fn admit(&self) -> Option<Closing<'_>> {
+        // Not `then_some`: a `Closing` made and thrown away would count.
+        (!self.keep_alive()).then(|| Closing(self))
+    }
+
     /// Whether the next request may leave its connection open for reuse;
-    /// `false` counts a request the caller sends with `Connection: close`.
+    /// `false` counts a request the caller sends with `Connection: close`
+    /// (see [`SocketCap::admit`]).
     pub fn keep_alive(&self) -> bool {
         if !self.capped() {
             return true;
@@ -273,6 +293,7 @@ impl SocketCap {
     /// read (nothing is capped then: closes would go unseen).
     fn read(&self, r: &mut Reading) -> bool {
         let connects = self.connects.load(Ordering::Relaxed);
+        let ended = self.ended.load(Ordering::Relaxed);
         let Some(open) = (self.count)() else {
             return false;
         };
@@ -280,6 +301,7 @@ impl SocketCap {
             base: r.base,
             open,
             connects,
+            ended,
             at: Some(Instant::now()),
         };
         true
@@ -287,12 +309,21 @@ impl SocketCap {
 
     /// Whether the estimate from `r` is under both bounds.
     fn under(&self, r: &Reading, base: u64) -> bool {
-        let since = self
-            .connects
-            .load(Ordering::Relaxed)
-            .wrapping_sub(r.connects);
-        let open = r.open.saturating_add(since);
+        let opened = (self.connects.load(Ordering::Relaxed)).wrapping_sub(r.connects);
+        let ended = (self.ended.load(Ordering::Relaxed)).wrapping_sub(r.ended);
+        let open = r.open.saturating_add(opened).saturating_sub(ended);
         open < self.fd_ceiling && open.saturating_sub(base) < self.max_sockets
+    }
+}
+
+/// A request sent with `Connection: close` ([`SocketCap::admit`]); its
+/// drop counts the request's connection closed.
+#[derive(Debug)]
+pub struct Closing<'a>(&'a SocketCap);
+
+impl Drop for Closing<'_> {
+    fn drop(&mut self) {
+        self.0.ended.fetch_add(1, Ordering::Relaxed);
     }
 }
 

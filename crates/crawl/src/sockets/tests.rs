@@ -121,3 +121,29 @@ fn without_a_descriptor_count_every_connection_is_kept() {
     assert!(cap.keep_alive());
     assert_eq!(reads.load(Ordering::SeqCst), 0);
 }
+
+#[test]
+fn a_closed_request_gives_its_connection_back_at_its_end() {
+    // Read once an hour at most: only connects and ended closes move the
+    // estimate.
+    let cap = SocketCap::counting(
+        2,
+        u64::MAX,
+        Box::new(|| Some(10)),
+        Duration::from_secs(3600),
+    );
+    assert!(cap.admit().is_none(), "the first request: the base, 10");
+    cap.connecting();
+    cap.connecting();
+    // Two sockets opened: the cap. A request on a new connection of its
+    // own is closed at its end: no change.
+    let closing = cap.admit().expect("at the cap");
+    cap.connecting();
+    drop(closing);
+    // One that takes a pooled connection and closes it: one fewer.
+    let closing = cap.admit().expect("still at the cap");
+    assert!(cap.admit().is_some(), "not before it has ended");
+    drop(closing);
+    assert!(cap.admit().is_none(), "one socket under the cap");
+    assert_eq!((cap.connects(), cap.closed()), (3, 3));
+}
