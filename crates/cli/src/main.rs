@@ -59,7 +59,7 @@ fn main() -> std::process::ExitCode {
     heap::choose();
     // A broad crawl keeps thousands of sockets; the usual soft limit of
     // 1,024 descriptors is far below the hard one (mgz_crawl::sockets).
-    let _ = mgz_crawl::sockets::raise_open_file_limit();
+    mgz_crawl::sockets::raise_open_file_limit();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Demo(args) => demo::run(args),

@@ -78,6 +78,19 @@ fn a_delay_factor_out_of_range_is_refused_before_anything_is_made() {
 }
 
 #[test]
+fn a_max_connections_that_is_no_count_is_refused_before_anything_is_made() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    for bad in ["-1", "2k", "1.5", "", "99999999999999999999999"] {
+        let arg = format!("--max-connections={bad}");
+        let (ok, err) = crawl(dir.path(), &state, &[&arg, "http://127.0.0.1:9/"]);
+        assert!(!ok, "--max-connections {bad:?} was taken");
+        assert!(err.contains("--max-connections"), "{bad:?}: {err}");
+        assert!(!state.exists(), "{bad:?}: the state was made");
+    }
+}
+
+#[test]
 fn a_ca_cert_that_cannot_be_used_is_refused_before_anything_is_made() {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");

@@ -46,6 +46,11 @@
 //! Where `/proc/self/fd` cannot be read (not Linux) the closes cannot be
 //! seen, and the cap keeps every connection (only the raised limit and
 //! the idle timeout bound them).
+//!
+//! # Memory
+//! A [`SocketCap`] is four counters and one reading (~100 bytes), whatever
+//! the crawl's size: nothing per URL, host or connection. What it bounds
+//! is the pool's ~47 KB per idle connection.
 
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -81,30 +86,22 @@ pub fn open_file_limit() -> Option<u64> {
 
 /// Raises the soft open-file limit to the hard one (or to 2^20 when the
 /// hard one is unlimited: Linux refuses more than `fs.nr_open`, 2^20 by
-/// default). Returns the soft limit before and after, `None` when there is
-/// no limit to read. Process-wide: for a binary's `main`, not a library.
-pub fn raise_open_file_limit() -> Option<(u64, u64)> {
+/// default). A refusal leaves the limit as it was: the crawl then shares
+/// out what it has ([`plan`]). Process-wide: for a binary's `main`, not a
+/// library.
+pub fn raise_open_file_limit() {
     #[cfg(unix)]
     {
         use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
         let now = getrlimit(Resource::Nofile);
-        let before = now.current?;
         let target = now.maximum.unwrap_or(1 << 20);
-        if target <= before {
-            return Some((before, before));
+        if now.current.is_some_and(|soft| soft < target) {
+            let raised = Rlimit {
+                current: Some(target),
+                maximum: now.maximum,
+            };
+            let _ = setrlimit(Resource::Nofile, raised);
         }
-        let raised = Rlimit {
-            current: Some(target),
-            maximum: now.maximum,
-        };
-        match setrlimit(Resource::Nofile, raised) {
-            Ok(()) => Some((before, target)),
-            Err(_) => Some((before, before)),
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        None
     }
 }
 
@@ -173,11 +170,12 @@ pub struct SocketCap {
     reading: Mutex<Reading>,
 }
 
-/// The last reading of the open descriptors.
+/// The last reading of the open descriptors (meaningless until `at` is
+/// set by the first one).
 #[derive(Debug, Clone, Copy)]
 struct Reading {
-    /// Descriptors open at the first request (`None`: not read yet).
-    base: Option<u64>,
+    /// Descriptors open at the first reading (the first request).
+    base: u64,
     /// Descriptors open at the last reading.
     open: u64,
     /// [`SocketCap::connects`] just before that reading.
@@ -224,7 +222,7 @@ impl SocketCap {
             closed: AtomicU64::new(0),
             ended: AtomicU64::new(0),
             reading: Mutex::new(Reading {
-                base: None,
+                base: 0,
                 open: 0,
                 connects: 0,
                 ended: 0,
@@ -275,19 +273,17 @@ impl SocketCap {
         // read them too.
         let mut r = self.reading.lock().unwrap_or_else(|e| e.into_inner());
         if r.at.is_none() {
+            // The first request: its reading is the base. Unreadable: no cap.
             if !self.read(&mut r) {
                 return true;
             }
-            r.base = Some(r.open);
+            r.base = r.open;
         }
-        let Some(base) = r.base else {
-            return true;
-        };
-        if self.under(&r, base) {
+        if self.under(&r) {
             return true;
         }
         let stale = r.at.is_none_or(|at| at.elapsed() >= self.resample);
-        if stale && self.read(&mut r) && self.under(&r, base) {
+        if stale && self.read(&mut r) && self.under(&r) {
             return true;
         }
         self.closed.fetch_add(1, Ordering::Relaxed);
@@ -313,11 +309,11 @@ impl SocketCap {
     }
 
     /// Whether the estimate from `r` is under both bounds.
-    fn under(&self, r: &Reading, base: u64) -> bool {
+    fn under(&self, r: &Reading) -> bool {
         let opened = (self.connects.load(Ordering::Relaxed)).wrapping_sub(r.connects);
         let ended = (self.ended.load(Ordering::Relaxed)).wrapping_sub(r.ended);
         let open = r.open.saturating_add(opened).saturating_sub(ended);
-        open < self.fd_ceiling && open.saturating_sub(base) < self.max_sockets
+        open < self.fd_ceiling && open.saturating_sub(r.base) < self.max_sockets
     }
 }
 

@@ -37,16 +37,25 @@ fn the_limit_is_shared_between_store_requests_and_idle_connections() {
     assert_eq!((p.concurrency, p.store_files, p.fd_ceiling), (1, 16, 0));
 }
 
-/// A cap over a descriptor count the test sets, read again at every
-/// request (no resampling interval).
+/// A cap over a descriptor count the test sets (and a count of its
+/// readings), read again at every request past the cap.
 fn fake(max_sockets: usize, ceiling: u64) -> (SocketCap, Arc<AtomicU64>, Arc<AtomicU64>) {
+    fake_every(max_sockets, ceiling, Duration::ZERO)
+}
+
+/// [`fake`], read again at most every `resample`.
+fn fake_every(
+    max_sockets: usize,
+    ceiling: u64,
+    resample: Duration,
+) -> (SocketCap, Arc<AtomicU64>, Arc<AtomicU64>) {
     let (open, reads) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
     let (o, r) = (open.clone(), reads.clone());
     let count: FdCounter = Box::new(move || {
         r.fetch_add(1, Ordering::SeqCst);
         Some(o.load(Ordering::SeqCst))
     });
-    let cap = SocketCap::counting(max_sockets, ceiling, count, Duration::ZERO);
+    let cap = SocketCap::counting(max_sockets, ceiling, count, resample);
     (cap, open, reads)
 }
 
@@ -71,14 +80,9 @@ fn connections_are_kept_until_the_sockets_opened_reach_the_cap() {
 
 #[test]
 fn connects_not_yet_seen_in_a_reading_count() {
-    let (open, reads) = (Arc::new(AtomicU64::new(10)), Arc::new(AtomicU64::new(0)));
-    let (o, r) = (open.clone(), reads.clone());
-    let count: FdCounter = Box::new(move || {
-        r.fetch_add(1, Ordering::SeqCst);
-        Some(o.load(Ordering::SeqCst))
-    });
     // Read once an hour at most: only the connects move the estimate.
-    let cap = SocketCap::counting(2, u64::MAX, count, Duration::from_secs(3600));
+    let (cap, open, reads) = fake_every(2, u64::MAX, Duration::from_secs(3600));
+    open.store(10, Ordering::SeqCst);
     assert!(cap.keep_alive());
     assert_eq!(reads.load(Ordering::SeqCst), 1);
     cap.connecting();
@@ -126,12 +130,8 @@ fn without_a_descriptor_count_every_connection_is_kept() {
 fn a_closed_request_gives_its_connection_back_at_its_end() {
     // Read once an hour at most: only connects and ended closes move the
     // estimate.
-    let cap = SocketCap::counting(
-        2,
-        u64::MAX,
-        Box::new(|| Some(10)),
-        Duration::from_secs(3600),
-    );
+    let (cap, open, _) = fake_every(2, u64::MAX, Duration::from_secs(3600));
+    open.store(10, Ordering::SeqCst);
     assert!(cap.admit().is_none(), "the first request: the base, 10");
     cap.connecting();
     cap.connecting();
