@@ -7,26 +7,39 @@
 
 mod common;
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::AsyncWriteExt;
 
+/// Each request's path and whether it asked for `Connection: close`.
+type Asked = Arc<Mutex<Vec<(String, bool)>>>;
+
 /// Serves keep-alive HTTP/1.1 on `listener`: every request on a connection
-/// is answered with a `Content-Length` and the connection kept. `/` links
-/// to `/p1` … `/p5`; robots.txt and the pages are small HTML or 404s.
-/// Counts accepted connections and requests.
+/// is answered with a `Content-Length` and the connection kept (closed
+/// after the answer when the request asked so). `/` links to `/p1` …
+/// `/p5`; robots.txt and the pages are small HTML or 404s. Counts accepted
+/// connections and requests, and logs what each asked.
 async fn serve_keep_alive(
     listener: tokio::net::TcpListener,
     accepted: Arc<AtomicUsize>,
     requests: Arc<AtomicUsize>,
+    asked: Asked,
 ) {
     while let Ok((mut sock, _)) = listener.accept().await {
         accepted.fetch_add(1, Ordering::SeqCst);
-        let requests = requests.clone();
+        let (requests, asked) = (requests.clone(), asked.clone());
         tokio::spawn(async move {
-            while let Some((path, _)) = common::read_request(&mut sock).await {
+            while let Some(head) = common::read_head(&mut sock).await {
+                let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
+                let close = head.lines().any(|l| {
+                    l.split_once(':').is_some_and(|(k, v)| {
+                        k.trim().eq_ignore_ascii_case("connection")
+                            && v.trim().eq_ignore_ascii_case("close")
+                    })
+                });
+                asked.lock().unwrap().push((path.clone(), close));
                 requests.fetch_add(1, Ordering::SeqCst);
                 let (status, body) = match path.as_str() {
                     "/" => (
@@ -44,6 +57,7 @@ async fn serve_keep_alive(
                 );
                 if sock.write_all(head.as_bytes()).await.is_err()
                     || sock.write_all(body.as_bytes()).await.is_err()
+                    || close
                 {
                     return;
                 }
@@ -57,10 +71,12 @@ async fn a_connection_is_reused_across_the_per_host_delay() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (accepted, requests) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let asked = Asked::default();
     tokio::spawn(serve_keep_alive(
         listener,
         accepted.clone(),
         requests.clone(),
+        asked.clone(),
     ));
     let (dir, mut cfg) = common::one_host_config("keep.test", addr);
     cfg.delay = Duration::from_millis(300);
@@ -93,4 +109,10 @@ async fn a_connection_is_reused_across_the_per_host_delay() {
         accepted <= 3,
         "{accepted} connections for {requests} requests: not kept across the delay"
     );
+    // Far under the socket cap (`--max-connections`), no request asks for
+    // its connection to be closed: not even the index or p5, each the last
+    // URL of its queue when asked for (docs/BENCHMARKS.md, session 59).
+    let asked = asked.lock().unwrap().clone();
+    assert!(asked.iter().all(|(_, close)| !close), "{asked:?}");
+    assert!(asked.iter().any(|(path, _)| path == "/p5"), "{asked:?}");
 }

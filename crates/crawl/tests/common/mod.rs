@@ -266,16 +266,7 @@ where
 /// returns its path and the host name of its `Host` header (port dropped,
 /// empty without one); `None` when the connection ends first.
 pub async fn read_request(sock: &mut tokio::net::TcpStream) -> Option<(String, String)> {
-    use tokio::io::AsyncReadExt;
-    let mut head = Vec::new();
-    let mut buf = [0u8; 4096];
-    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-        match sock.read(&mut buf).await {
-            Ok(0) | Err(_) => return None,
-            Ok(n) => head.extend_from_slice(&buf[..n]),
-        }
-    }
-    let head = String::from_utf8_lossy(&head);
+    let head = read_head(sock).await?;
     let path = head.split_whitespace().nth(1).unwrap_or("/").to_string();
     let host = (head.lines())
         .find_map(|l| {
@@ -288,6 +279,21 @@ pub async fn read_request(sock: &mut tokio::net::TcpStream) -> Option<(String, S
         .unwrap_or("")
         .to_string();
     Some((path, host))
+}
+
+/// Reads one request's head from `sock`, through its blank line (the
+/// request line and header lines); `None` when the connection ends first.
+pub async fn read_head(sock: &mut tokio::net::TcpStream) -> Option<String> {
+    use tokio::io::AsyncReadExt;
+    let mut head = Vec::new();
+    let mut buf = [0u8; 4096];
+    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        match sock.read(&mut buf).await {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => head.extend_from_slice(&buf[..n]),
+        }
+    }
+    Some(String::from_utf8_lossy(&head).into_owned())
 }
 
 /// One request as a [`serve_logged`] server saw it: host, path, arrival,
