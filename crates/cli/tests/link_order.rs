@@ -208,13 +208,15 @@ fn every_other_link_is_passed_through_unchanged() {
 }
 
 #[test]
-fn the_linkers_exit_status_is_returned() {
+fn a_failed_link_is_run_again_plain_and_its_status_returned() {
     let Some(s) = setup() else { return };
     let out = s.dir.path().join("target/release/deps/mgz-2");
     let out = out.to_str().unwrap();
     for args in [vec!["-fuse-ld=lld", "-o", out], vec!["-o", out]] {
-        let (code, _, _) = link(&s, &args, &[("FAKE_RC", "3")]);
+        let (code, got, _) = link(&s, &args, &[("FAKE_RC", "3")]);
         assert_eq!(code, 3, "{args:?}");
+        // The last call (the stand-in records each) had the plain arguments.
+        assert_eq!(got, plain(&s, &args));
     }
 }
 
