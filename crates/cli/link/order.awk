@@ -7,8 +7,8 @@
 # hashes, and every instance that may be the listed one is kept together.
 function key(s) {
     sub(/\.llvm\.[0-9]+$/, "", s)
-    sub(/17h[0-9a-f]+E$/, "E", s)
-    gsub(/Cs[0-9A-Za-z]+_/, "C", s)
+    if (s ~ /^_R/) gsub(/Cs[0-9A-Za-z]+_/, "C", s) # v0: crate disambiguators
+    else sub(/17h[0-9a-f]+E$/, "E", s)            # legacy: the trailing hash
     return s
 }
 NR == FNR {
@@ -23,12 +23,10 @@ NF == 3 && $2 ~ /^[tTwW]$/ {
         matched[key($3)] = 1
     } else {
         k = key($3)
-        if (k in byKey) rest[++n] = $3 " " k
+        if (k in byKey) { n++; restName[n] = $3; restKey[n] = k }
     }
 }
 END {
-    for (i = 1; i <= n; i++) {
-        split(rest[i], f, " ")
-        if (!(f[2] in matched)) print byKey[f[2]], f[1]
-    }
+    for (i = 1; i <= n; i++)
+        if (!(restKey[i] in matched)) print byKey[restKey[i]], restName[i]
 }

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Regenerates order.txt: the functions the release `mgz` binary runs in a
 # crawl, hottest first, by mangled name (see `cc` and `order.awk` beside it).
-# Runs the nginx benchmark's crawl of the PostgreSQL documentation under
-# callgrind (crates/crawl/bench/pg_site.sh: nginx and postgresql-doc-15
-# installed; valgrind; ~7 minutes), counts each function's own instructions,
-# and keeps the ones `nm` finds in the binary.
+# Runs the nginx benchmark's crawl of the PostgreSQL documentation
+# (`pg_crawl_args` of crates/crawl/bench/pg_site.sh; needs nginx and
+# postgresql-doc-15) under callgrind (~7 minutes), counts each function's
+# own instructions, and keeps the ones `nm` finds in the binary.
 # Usage: crates/cli/link/profile.sh [MGZ_BINARY]   (default target/release/mgz)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,10 +16,9 @@ out=$(mktemp -d -p "${OUT:-/dev/shm}")
 trap 'kill $(cat "$work/nginx.pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$work" "$out"' EXIT
 # MGZ_CODE_PAGES=keep: the crawl's code-page release does not change what
 # runs, and valgrind need not see it.
+pg_crawl_args "$out/m"
 MGZ_CODE_PAGES=keep valgrind --tool=callgrind --demangle=no --callgrind-out-file="$out/cg" \
-    "$bin" crawl http://pg.test/index.html --resolve "pg.test=127.0.0.1:$port" --allow-private \
-    --delay 0 --per-host 16 --concurrency 32 --max-depth 100 --loose-depth \
-    --state "$out/m/state" --db "$out/m/pages.db" --json > /dev/null 2> "$out/err"
+    "$bin" "${crawl_args[@]}" > /dev/null 2> "$out/err"
 nm --defined-only "$bin" | awk '$2 ~ /^[tTwW]$/ {print $3}' > "$out/syms"
 python3 - "$out/cg" "$out/syms" "$(basename "$bin")" > "$out/order.txt" <<'PY'
 import re, sys

@@ -7,7 +7,8 @@
 # Usage: bench/ab.sh RUNS BIN_A BIN_B...   (keep old binaries as copies; a
 # BIN may be a `#!/bin/sh` wrapper that sets variables and `exec`s mgz)
 # DEPTH=0 bench/ab.sh ... times a one-page crawl (the fixed cost before
-# and after the first fetch: opening and closing the state).
+# and after the first fetch: opening and closing the state); MGZ_ARGS='...'
+# adds mgz crawl options to every run (pg_site.sh, `pg_crawl_args`).
 # OUT=DIR holds the crawl state and database (default /dev/shm, tmpfs, as in
 # nginx_vs_wget2.sh: the shared disk's write stalls are not the crawler's).
 set -euo pipefail
@@ -20,10 +21,8 @@ echo "# $(date -u +%FT%TZ) load $(cut -d' ' -f1-3 /proc/loadavg)"
 for i in $(seq "$runs"); do
   for bin in "$@"; do
     rm -rf "$out/m"
-    /usr/bin/time -f "$(basename "$bin") %e %U %S %M" -o "$work/time" \
-      "$bin" crawl http://pg.test/index.html --resolve "pg.test=127.0.0.1:$port" --allow-private \
-      --delay 0 --per-host 16 --concurrency 32 --max-depth "${DEPTH:-100}" --loose-depth \
-      --state "$out/m/state" --db "$out/m/pages.db" --json > /dev/null
+    pg_crawl_args "$out/m"
+    /usr/bin/time -f "$(basename "$bin") %e %U %S %M" -o "$work/time" "$bin" "${crawl_args[@]}" > /dev/null
     tail -1 "$work/time" | tee -a "$work/log"
   done
 done

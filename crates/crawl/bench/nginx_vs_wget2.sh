@@ -43,9 +43,8 @@ measure() { # tool, pair, command... → one TSV line
 }
 run_mgz() {
   rm -rf "$out/m"
-  measure mgz "$1" "$mgz" crawl http://pg.test/index.html --resolve "pg.test=127.0.0.1:$port" \
-    --allow-private --delay 0 --per-host 16 --concurrency 32 --max-depth 100 --loose-depth \
-    --state "$out/m/state" --db "$out/m/pages.db" --json ${MGZ_ARGS:-}
+  pg_crawl_args "$out/m"
+  measure mgz "$1" "$mgz" "${crawl_args[@]}"
 }
 run_wget2() {
   rm -rf "$out/w"

@@ -15,3 +15,14 @@ http { include /etc/nginx/mime.types; access_log off; keepalive_requests 100000;
 CONF
 nginx -p "$work" -c "$work/nginx.conf" &
 sleep 1
+# The benchmarks' crawl of the site (politeness off) with its state and
+# database in DIR: `pg_crawl_args DIR` sets `crawl_args`, then run
+# `"$mgz" "${crawl_args[@]}"`. DEPTH (default 100) caps the link depth;
+# MGZ_ARGS adds mgz crawl options (e.g. --no-text).
+pg_crawl_args() {
+  crawl_args=(crawl http://pg.test/index.html --resolve "pg.test=127.0.0.1:$port" --allow-private
+    --delay 0 --per-host 16 --concurrency 32 --max-depth "${DEPTH:-100}" --loose-depth
+    --state "$1/state" --db "$1/pages.db" --json)
+  # shellcheck disable=SC2206 # MGZ_ARGS is split into options on purpose
+  crawl_args+=(${MGZ_ARGS:-})
+}
