@@ -301,16 +301,21 @@ impl Store {
     /// Writes every memtable to a table and waits, so the next open has no
     /// journal to replay (at close: replaying up to `max_journaling_size`
     /// was most of a restart).
+    ///
+    /// Every memtable is sealed first and then waited for together, so
+    /// fjall's flush workers write them side by side (one at a time, each
+    /// wait was a poll interval or more: ~8 ms of a one-page crawl's close).
     pub fn flush_memtables(&self) -> Result<()> {
         self.move_dlog()?;
         let [d0, d1] = &self.dlog;
-        for ks in [&self.meta, &self.queues, &self.urls, &self.sched, d0, d1] {
-            flush_and_wait(&self.db, ks, &self.dir)?;
+        let fixed = [&self.meta, &self.queues, &self.urls, &self.sched, d0, d1];
+        let mut sealed = Vec::new();
+        for ks in fixed.into_iter().chain(self.segs.all().map(|(_, ks)| ks)) {
+            if ks.rotate_memtable()? {
+                sealed.push(ks);
+            }
         }
-        for (_, ks) in self.segs.all() {
-            flush_and_wait(&self.db, ks, &self.dir)?;
-        }
-        Ok(())
+        wait_flushed(&self.db, &sealed, &self.dir)
     }
 
     /// Bytes on disk under the state directory.
@@ -377,11 +382,29 @@ pub(crate) fn flush_and_wait(db: &Database, ks: &Keyspace, dir: &Path) -> Result
     if !ks.rotate_memtable()? {
         return Ok(());
     }
-    while ks.sealed_memtable_count() > 0 {
+    wait_flushed(db, &[ks], dir)
+}
+
+/// Longest pause between two looks at sealed memtables in
+/// [`wait_flushed`]; the first is [`FLUSH_POLL_FIRST`], each next twice the
+/// last. A small memtable is written in well under a millisecond, a big one
+/// (up to the memtable limit) in tens: the first looks come soon, the later
+/// ones cost little CPU.
+const FLUSH_POLL_MAX: std::time::Duration = std::time::Duration::from_millis(2);
+/// First pause of [`wait_flushed`].
+const FLUSH_POLL_FIRST: std::time::Duration = std::time::Duration::from_micros(50);
+
+/// Waits until none of `sealed` holds a sealed memtable (fjall's flush
+/// workers have written them all to tables), or returns the error that
+/// poisoned the database ([`explain`]ed).
+fn wait_flushed(db: &Database, sealed: &[&Keyspace], dir: &Path) -> Result<()> {
+    let mut pause = FLUSH_POLL_FIRST;
+    while sealed.iter().any(|ks| ks.sealed_memtable_count() > 0) {
         if let Err(e) = db.persist(fjall::PersistMode::Buffer) {
             return Err(explain(e.into(), dir));
         }
-        std::thread::sleep(std::time::Duration::from_millis(2));
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(FLUSH_POLL_MAX);
     }
     Ok(())
 }
@@ -811,6 +834,34 @@ mod tests {
         s.urls.insert(b"k", b"v").unwrap();
         s.flush_memtables().unwrap();
         assert_eq!(s.urls.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    }
+
+    /// `flush_memtables` seals the memtable of every keyspace written to
+    /// and returns once all are tables: none is left sealed, each written
+    /// keyspace gained a table, an unwritten one none, and the values read
+    /// back after a reopen.
+    #[test]
+    fn flush_memtables_writes_every_written_keyspace_to_a_table() {
+        let d = tempfile::tempdir().unwrap();
+        let s = Store::open(d.path(), StoreOptions::default()).unwrap();
+        let written = [&s.meta, &s.queues, &s.urls];
+        let before: Vec<usize> = written.iter().map(|ks| ks.table_count()).collect();
+        let sched_before = s.sched.table_count();
+        for (i, ks) in written.iter().enumerate() {
+            for j in 0..200u32 {
+                ks.insert(format!("k{i}-{j}"), format!("v{j}")).unwrap();
+            }
+        }
+        s.flush_memtables().unwrap();
+        for (ks, before) in written.iter().zip(before) {
+            assert_eq!(ks.sealed_memtable_count(), 0);
+            assert!(ks.table_count() > before, "a table per written keyspace");
+        }
+        assert_eq!(s.sched.table_count(), sched_before, "nothing to flush");
+        drop(s);
+        let s = Store::open(d.path(), StoreOptions::default()).unwrap();
+        assert_eq!(s.urls.get("k2-199").unwrap().as_deref(), Some(&b"v199"[..]));
+        assert_eq!(s.meta.get("k0-0").unwrap().as_deref(), Some(&b"v0"[..]));
     }
 
     /// A crash while a new store was copied in leaves `store.new` and no
