@@ -2,7 +2,8 @@
 # Before/after for the crawler: serves the Debian postgresql-doc-15 site with
 # nginx on 127.0.0.1 (as nginx_vs_wget2.sh does) and runs the same
 # `mgz crawl` (politeness off) with each given binary, alternating, RUNS
-# times, printing wall, CPU (user + system) and peak RSS from /usr/bin/time,
+# times, printing wall (the clock's, to the millisecond, /usr/bin/time's
+# start included), CPU (user + system) and peak RSS (from /usr/bin/time),
 # then per binary the medians and ranges.
 # Usage: bench/ab.sh RUNS BIN_A BIN_B...   (keep old binaries as copies; a
 # BIN may be a `#!/bin/sh` wrapper that sets variables and `exec`s mgz)
@@ -22,8 +23,12 @@ for i in $(seq "$runs"); do
   for bin in "$@"; do
     rm -rf "$out/m"
     pg_crawl_args "$out/m"
-    /usr/bin/time -f "$(basename "$bin") %e %U %S %M" -o "$work/time" "$bin" "${crawl_args[@]}" > /dev/null
-    tail -1 "$work/time" | tee -a "$work/log"
+    # Wall time from the clock in ms (/usr/bin/time's %e has 10 ms steps,
+    # as long as a one-page crawl); CPU and peak RSS from /usr/bin/time.
+    t0=$(date +%s%N)
+    /usr/bin/time -f "%U %S %M" -o "$work/time" "$bin" "${crawl_args[@]}" > /dev/null
+    t1=$(date +%s%N)
+    echo "$(basename "$bin") $(( (t1 - t0) / 1000000 )) $(tail -1 "$work/time")" | tee -a "$work/log"
   done
 done
 echo "# end load $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -33,11 +38,11 @@ from collections import defaultdict
 rows = defaultdict(list)
 for line in open(sys.argv[1]):
     name, wall, user, sys_, rss = line.split()
-    rows[name].append((float(wall), float(user) + float(sys_), int(rss) / 1000))
+    rows[name].append((int(wall) / 1000, float(user) + float(sys_), int(rss) / 1000))
 def s(v, d=2):
     v = sorted(v)
     return f"{statistics.median(v):.{d}f} ({v[0]:.{d}f}-{v[-1]:.{d}f})"
 for name, r in rows.items():
-    print(f"{name:24} n={len(r)} wall {s([x[0] for x in r])} s, CPU {s([x[1] for x in r])} s, "
+    print(f"{name:24} n={len(r)} wall {s([x[0] for x in r], 3)} s, CPU {s([x[1] for x in r])} s, "
           f"peak RSS {s([x[2] for x in r], 1)} MB")
 PY
