@@ -14,9 +14,9 @@ port=18091
 source "$repo/crates/crawl/bench/pg_site.sh"
 out=$(mktemp -d -p "${OUT:-/dev/shm}")
 trap 'kill $(cat "$work/nginx.pid" 2>/dev/null) 2>/dev/null || true; rm -rf "$work" "$out"' EXIT
+pg_crawl_args "$out/m"
 # MGZ_CODE_PAGES=keep: the crawl's code-page release does not change what
 # runs, and valgrind need not see it.
-pg_crawl_args "$out/m"
 MGZ_CODE_PAGES=keep valgrind --tool=callgrind --demangle=no --callgrind-out-file="$out/cg" \
     "$bin" "${crawl_args[@]}" > /dev/null 2> "$out/err"
 nm --defined-only "$bin" | awk '$2 ~ /^[tTwW]$/ {print $3}' > "$out/syms"
