@@ -123,7 +123,7 @@ pub fn run(args: DemoArgs) -> anyhow::Result<ExitCode> {
     }
     crate::crawl_cmd::print_summary(&summary);
     seen_cost(&dir.join("state/frontier"), summary.seen_bytes)?;
-    example_search(&dir.join("pages.db"))?;
+    example_search(&dir.join("pages.db"), args.state.is_some())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -167,12 +167,24 @@ fn seen_cost(frontier_dir: &Path, seen_bytes: u64) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn example_search(db: &Path) -> anyhow::Result<()> {
+/// Runs and prints an example search of the demo's database at `db`. When
+/// the database is in the demo's temporary directory (`kept` false), it is
+/// removed when the demo exits: the command shown would then fail if copied,
+/// so the output says so and how to keep it.
+fn example_search(db: &Path, kept: bool) -> anyhow::Result<()> {
     let query = "politeness";
     let hits = mgz_crawl::store::search(db, query, 3)?;
     println!("\nexample: mgz search {query:?} --db {}", db.display());
     for h in hits {
         println!("  {}\n    {}\n    {}", h.title, h.url, h.snippet);
     }
+    if !kept {
+        println!("\n{}", TEMPORARY_NOTE);
+    }
     Ok(())
 }
+
+/// Printed after the example search when the demo's state was temporary.
+const TEMPORARY_NOTE: &str = "The demo's state and database were in a temporary directory, \
+removed now. To keep them and search again: mgz demo --state DIR, then \
+mgz search QUERY --db DIR/pages.db";

@@ -70,10 +70,34 @@ fn the_demo_crawls_reports_and_searches() {
         .filter(|l| l.starts_with("http://") && l.contains(".sim/"))
         .collect();
     assert!(!hits.is_empty(), "{out}");
+    // With --state the database stays, so there is no note about its removal.
+    assert!(!out.contains("removed now"), "{out}");
     let stored_urls = common::urls_where(&db, "status = 200");
     for hit in hits {
         assert!(stored_urls.contains(hit), "{hit} is not a stored page");
     }
+}
+
+/// Without `--state` the demo's database lives in a temporary directory that
+/// is gone when it exits: the output must not leave a user with a command
+/// that fails, so it says the directory was removed and how to keep it.
+#[test]
+fn the_demo_without_state_says_its_database_is_gone() {
+    let out = common::run_ok(
+        Command::new(env!("CARGO_BIN_EXE_mgz")).args(["demo", "--hosts", "20", "--pages", "600"]),
+    );
+    let out = String::from_utf8_lossy(&out.stdout);
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("example: mgz search"))
+        .unwrap_or_else(|| panic!("no example search in:\n{out}"));
+    let db = line
+        .split_once("--db ")
+        .unwrap_or_else(|| panic!("no --db in {line}"))
+        .1;
+    assert!(!std::path::Path::new(db).exists(), "{db} still exists");
+    assert!(out.contains("temporary directory, removed now"), "{out}");
+    assert!(out.contains("mgz demo --state DIR"), "{out}");
 }
 
 #[test]
