@@ -8,12 +8,21 @@ use mgz_seen::{BackendOptions, backend};
 
 /// On-CPU nanoseconds of this thread (the box is shared; wall time lies).
 fn cpu_ns() -> f64 {
+    clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
+}
+
+/// On-CPU nanoseconds of the whole process (every thread, the merger's too).
+fn process_ns() -> f64 {
+    clock_ns(libc::CLOCK_PROCESS_CPUTIME_ID)
+}
+
+fn clock_ns(clock: libc::clockid_t) -> f64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
     };
     // SAFETY: `ts` is a valid, writable timespec; clock_gettime writes only it.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    let rc = unsafe { libc::clock_gettime(clock, &mut ts) };
     assert_eq!(rc, 0, "clock_gettime");
     ts.tv_sec as f64 * 1e9 + ts.tv_nsec as f64
 }
@@ -37,17 +46,32 @@ fn main() {
                     Box::new(mgz_seen::compact::CompactSet::new().with_background_merges())
                 }
                 "compact-parts-bg" => Box::new(mgz_seen::parted::Parted::compact_background()),
-                _ => backend(name, &BackendOptions::default()).expect("backend"),
+                // `name@N`: the backend sized for N keys (as `mgz bench seen`
+                // sizes `fingerprint` and `bloom` for the input's unique count).
+                _ => {
+                    let (base, expected) = match name.split_once('@') {
+                        Some((b, n)) => (b, n.parse().expect("a key count after @")),
+                        None => (name, BackendOptions::default().expected),
+                    };
+                    let opts = BackendOptions {
+                        expected,
+                        ..BackendOptions::default()
+                    };
+                    backend(base, &opts).expect("backend")
+                }
             };
             let mut out = Vec::new();
-            let (t, wall) = (cpu_ns(), std::time::Instant::now());
+            let (t, all, wall) = (cpu_ns(), process_ns(), std::time::Instant::now());
             for chunk in keys.chunks(1024) {
                 set.insert_batch(chunk, &mut out);
             }
             set.settle();
             best_ins = best_ins.min((cpu_ns() - t) / keys.len() as f64);
             let wall_ns = wall.elapsed().as_nanos() as f64 / keys.len() as f64;
-            eprintln!("{name}: wall ns/insert {wall_ns:.0}");
+            let all_ns = (process_ns() - all) / keys.len() as f64;
+            eprintln!(
+                "{name}: wall ns/insert {wall_ns:.0}, all threads' CPU ns/insert {all_ns:.0}"
+            );
             bytes = set.heap_bytes() as f64 / set.len().max(1) as f64;
             if !lookups {
                 continue;
