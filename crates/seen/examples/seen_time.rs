@@ -3,6 +3,10 @@
 //!
 //! `cargo run --release -p mgz-seen --example seen_time -- FILE [BACKENDS] [REPEAT] [insert]`
 //! (`insert`: skip the lookup pass, e.g. to profile inserts alone).
+//! BACKENDS: comma-separated registry names, `compact-bg` and
+//! `compact-parts-bg` (merges on the background thread), or `NAME@N` for a
+//! backend sized for N keys. Per insert it prints the calling thread's CPU,
+//! and on stderr the wall time and the CPU of all the process's threads.
 
 use mgz_seen::{BackendOptions, backend};
 
