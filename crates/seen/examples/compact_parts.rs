@@ -15,11 +15,16 @@ fn main() {
     for chunk in keys.chunks(1024) {
         set.insert_batch(chunk, &mut out);
     }
-    let n = set.len() as f64;
+    // An empty file gives zeros, not NaN.
+    let n = set.len().max(1) as f64;
     let names = ["buffer", "codes", "filters", "index", "offsets", "blocks"];
-    for (name, bytes) in names.iter().zip(set.space_parts()) {
+    let parts = set.space_parts();
+    for (name, bytes) in names.iter().zip(parts) {
         println!("{name:8} {:8.3} B/key", bytes as f64 / n);
     }
+    // The dictionary and the runs' headers: what makes the parts add up to the total.
+    let other = set.heap_bytes().saturating_sub(parts.iter().sum());
+    println!("{:8} {:8.3} B/key", "other", other as f64 / n);
     println!(
         "{:8} {:8.3} B/key ({} keys)",
         "total",
