@@ -106,7 +106,7 @@ where
     let input: Box<dyn Read> = match file.as_deref() {
         None => Box::new(io::stdin().lock()),
         Some(p) if p.as_os_str() == "-" => Box::new(io::stdin().lock()),
-        Some(p) => Box::new(File::open(p).with_context(|| format!("opening {}", p.display()))?),
+        Some(p) => Box::new(File::open(p).with_context(|| open_error(name, p))?),
     };
     let mut out = BufWriter::new(io::stdout().lock());
     let stats = filter_lines(BufReader::new(input), &mut out, convert)?;
@@ -116,6 +116,20 @@ where
         stats.errors, stats.lines
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a failed open of `path` says: a missing "file" that looks like a URL
+/// was most likely meant as one, so the message says how to pass it.
+fn open_error(name: &str, path: &std::path::Path) -> String {
+    let shown = path.display();
+    if !path.exists() && path.to_string_lossy().contains("://") {
+        format!(
+            "opening {shown} (`mgz url {name}` reads URLs one per line from a file or \
+             standard input; for this one: echo '{shown}' | mgz url {name})"
+        )
+    } else {
+        format!("opening {shown}")
+    }
 }
 
 /// Lines read and lines that failed.

@@ -101,5 +101,25 @@ fn surt_with_every_option() {
 fn missing_file_is_an_io_failure() {
     let o = mgz(&["url", "canonicalize", "/nonexistent/mgz-input"], b"");
     assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("opening /nonexistent/mgz-input"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("opening /nonexistent/mgz-input"), "{err}");
+    // Not a URL: no hint about passing one.
+    assert!(!err.contains("echo"), "{err}");
+}
+
+#[test]
+fn a_url_given_as_the_file_says_how_to_pass_it() {
+    for cmd in ["canonicalize", "surt"] {
+        let url = "http://www.example.com/a?b=c";
+        let o = mgz(&["url", cmd, url], b"");
+        assert_eq!(o.status.code(), Some(2), "{cmd}");
+        assert!(o.stdout.is_empty());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(&format!("opening {url}")), "{err}");
+        assert!(
+            err.contains(&format!("echo '{url}' | mgz url {cmd}")),
+            "{err}"
+        );
+        assert!(err.contains("No such file or directory"), "{err}");
+    }
 }
