@@ -34,6 +34,40 @@ fn seeds_that_are_not_urls_are_named_and_none_left_fails() {
 }
 
 #[test]
+fn a_seed_without_a_scheme_says_what_to_give_instead() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let (ok, err) = crawl(
+        dir.path(),
+        &state,
+        &[
+            "www.example.test/docs?x=1",
+            "localhost",
+            "/just/a/path",
+            "a b",
+        ],
+    );
+    assert!(!ok);
+    assert!(
+        err.contains(
+            "seed \"www.example.test/docs?x=1\" skipped: relative URL without a base \
+             (no scheme) (with a scheme: https://www.example.test/docs?x=1)"
+        ),
+        "{err}"
+    );
+    // No hint where adding a scheme does not make a site's URL.
+    for seed in ["localhost", "/just/a/path", "a b"] {
+        let line = err
+            .lines()
+            .find(|l| l.contains(&format!("seed {seed:?} skipped")))
+            .unwrap_or_else(|| panic!("{seed}: {err}"));
+        assert!(!line.contains("with a scheme"), "{line}");
+    }
+    assert!(err.contains("no usable seed URL: all 4 skipped"), "{err}");
+    assert!(!state.exists(), "nothing was created");
+}
+
+#[test]
 fn a_seeds_file_without_a_seed_or_absent_fails_before_anything_is_made() {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");

@@ -265,7 +265,7 @@ fn seed_scope(cfg: &CrawlConfig) -> Result<(crate::traps::SeedScope, Option<Spoo
                         scope.add(u.host());
                         continue;
                     }
-                    Err(e) => format!("{t:?} skipped: {e}"),
+                    Err(e) => format!("{t:?} skipped: {e}{}", scheme_hint(t, &e, cfg)),
                 },
                 Seed::Unreadable { line, why } => {
                     format!("on line {line} of the seeds file skipped: {why}")
@@ -290,6 +290,20 @@ fn seed_scope(cfg: &CrawlConfig) -> Result<(crate::traps::SeedScope, Option<Spoo
             path.display()
         ))),
         _ => Ok((scope, spool)),
+    }
+}
+
+/// For a seed without a scheme that is a URL with one (`example.com/docs`),
+/// what to give instead; nothing otherwise. The crawl does not guess the
+/// scheme itself: a site may serve other pages, or none, over plain HTTP.
+fn scheme_hint(seed: &str, e: &mgz_url::UrlError, cfg: &CrawlConfig) -> String {
+    if !matches!(e, mgz_url::UrlError::RelativeWithoutBase) || seed.starts_with('/') {
+        return String::new();
+    }
+    let with = format!("https://{seed}");
+    match mgz_url::CanonicalUrl::parse(&with, None, &cfg.policy) {
+        Ok(u) if u.host().contains('.') => format!(" (with a scheme: {with})"),
+        _ => String::new(),
     }
 }
 
