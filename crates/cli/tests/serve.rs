@@ -63,6 +63,36 @@ fn mgz(served: &Served, args: &[&str]) -> (bool, String, String) {
     (out.status.success(), text(out.stdout), text(out.stderr))
 }
 
+/// `mgz frontier put` with `args` and `input` on its standard input.
+fn put_stdin(served: &Served, args: &[&str], input: &[u8]) -> (bool, String, String) {
+    use std::io::Write;
+    let mut child = Command::new(MGZ)
+        .args(["frontier", "--server", &served.addr, "put"])
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+    (out.status.success(), text(out.stdout), text(out.stderr))
+}
+
+#[test]
+fn put_reads_standard_input_without_a_file_or_with_a_dash() {
+    let dir = tempfile::tempdir().unwrap();
+    let served = serve(&dir.path().join("state"), &[]);
+    let (ok, out, err) = put_stdin(&served, &[], b"http://a.example/1\nhttp://b.example/2\n");
+    assert!(ok, "{out}{err}");
+    assert!(out.contains("sent 2 acked 2 ok 2 "), "{out}");
+    let (ok, out, err) = put_stdin(&served, &["-"], b"http://a.example/1\nhttp://c.example/3\n");
+    assert!(ok, "{out}{err}");
+    assert!(out.contains("ok 1 skipped 1 "), "{out}");
+    assert_eq!(stats_size(&served), 3);
+}
+
 fn stats_size(served: &Served) -> u64 {
     let (ok, out, err) = mgz(served, &["stats"]);
     assert!(ok, "{err}");

@@ -49,7 +49,8 @@ pub struct PutArgs {
     /// Concurrent streams of each kind; a URL's hash picks its stream.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
     streams: u16,
-    /// Input file; `-` reads standard input. Lines starting with `{` are JSON URLItems.
+    /// Input file; `-` or nothing reads standard input. Lines starting with `{` are JSON URLItems.
+    #[arg(default_value = "-")]
     file: PathBuf,
 }
 
