@@ -9,16 +9,20 @@
 //! read-only file mappings of the executable are dropped from the page
 //! tables (`MADV_DONTNEED`); the code the crawl runs faults back in from
 //! the page cache (minor faults, no disk reads), the rest stays out.
-//! The release link packs the functions a crawl runs together
+//! The release link packs the functions a crawl runs together, those of
+//! set-up and those of the crawl proper each in one stretch
 //! (`crates/cli/link/`, ARCHITECTURE.md "Code layout"), so what faults back
-//! in is ~4 MB of windows instead of ~9.
+//! in is a few MB of windows instead of ~9. The C runtime's libraries
+//! (libc, libm, libgcc_s, the loader) are dropped the same way.
 //!
-//! What is dropped: mappings of `/proc/self/exe` that are private, not
-//! writable and hold no anonymous (copied-on-write) page — i.e. whose every
+//! What is dropped: mappings of `/proc/self/exe` and of the C runtime's
+//! libraries that are private, not writable and hold no anonymous
+//! (copied-on-write) page — i.e. whose every
 //! resident page equals the file's bytes. The relocated RELRO part (and
 //! anything else written) has anonymous pages and is skipped: dropping it
-//! would lose the writes. The executable is never unmapped while running,
-//! so the addresses read from `/proc/self/smaps` stay its mappings.
+//! would lose the writes. The executable and those libraries (needed by
+//! it, loaded before `main`) are never unmapped while it runs, so the
+//! addresses read from `/proc/self/smaps` stay their mappings.
 //!
 //! The crawl's own code is released again every so often
 //! ([`release_again`], from the crawl's housekeeping task): what it keeps
@@ -85,11 +89,38 @@ fn parse_header(line: &str) -> Option<Mapping> {
     })
 }
 
-/// The mappings that may be dropped: `exe`'s clean, private, read-only ones.
+/// The C runtime's shared libraries, by file name: every `mgz` binary needs
+/// them (`DT_NEEDED`), so they are mapped before `main` and never unloaded,
+/// and their set-up code (the loader's, the math library's `ifunc`
+/// resolvers) is dropped as the executable's is. Libraries loaded later
+/// (glibc's NSS modules for a name lookup) may be unloaded and their
+/// addresses reused, so they are never touched.
+const RUNTIME_LIBRARIES: [&str; 4] = [
+    "libc.so.6",
+    "libm.so.6",
+    "libgcc_s.so.1",
+    "ld-linux-x86-64.so.2",
+];
+
+/// Whether `path` is one of [`RUNTIME_LIBRARIES`] (an absolute path).
+fn runtime_library(path: &str) -> bool {
+    path.starts_with('/')
+        && path
+            .rsplit('/')
+            .next()
+            .is_some_and(|name| RUNTIME_LIBRARIES.contains(&name))
+}
+
+/// The mappings that may be dropped: the clean, private, read-only ones of
+/// `exe` and of the [`RUNTIME_LIBRARIES`].
 fn droppable<'a>(maps: &'a [Mapping], exe: &'a str) -> impl Iterator<Item = &'a Mapping> {
     maps.iter().filter(move |m| {
         let p = m.perms.as_bytes();
-        m.path == exe && p.len() == 4 && p[1] == b'-' && p[3] == b'p' && m.anon_kb == 0
+        (m.path == exe || runtime_library(&m.path))
+            && p.len() == 4
+            && p[1] == b'-'
+            && p[3] == b'p'
+            && m.anon_kb == 0
     })
 }
 
@@ -130,11 +161,12 @@ fn advise(ranges: &[(usize, usize)]) -> usize {
     let mut advised = 0;
     for &(start, end) in ranges {
         // SAFETY: the range is a private, read-only mapping of our own
-        // executable that had no anonymous page when found in smaps, and a
-        // mapping that is not writable cannot gain one, so every resident
-        // page is a copy of the file: after MADV_DONTNEED the next access
-        // maps the same bytes again from the page cache. The executable's
-        // mappings are never unmapped, so the range is still that mapping.
+        // executable or of a runtime library that had no anonymous page
+        // when found in smaps, and a mapping that is not writable cannot
+        // gain one, so every resident page is a copy of the file: after
+        // MADV_DONTNEED the next access maps the same bytes again from the
+        // page cache. Neither the executable nor a library it needs is ever
+        // unmapped, so the range is still that mapping.
         let rc = unsafe { libc::madvise(start as *mut _, end - start, libc::MADV_DONTNEED) };
         if rc == 0 {
             advised += end - start;
@@ -182,14 +214,45 @@ Anonymous:             0 kB
         assert_eq!(maps[5].path, "");
     }
 
-    /// Only the executable's clean, private, read-only mappings: not the
-    /// relocated (anonymous) one, not writable ones, not shared ones, not
-    /// libraries or anonymous memory.
+    /// Only the clean, private, read-only mappings of the executable and of
+    /// the C runtime's libraries: not the relocated (anonymous) one, not
+    /// writable ones, not shared ones, not anonymous memory.
     #[test]
     fn drops_only_clean_private_read_only_mappings_of_the_executable() {
         let maps = parse_smaps(SMAPS);
         let starts: Vec<usize> = droppable(&maps, "/opt/mgz").map(|m| m.start).collect();
-        assert_eq!(starts, [0x55d0, 0x55e0]);
+        assert_eq!(starts, [0x55d0, 0x55e0, 0x7f00]);
+    }
+
+    /// Other libraries (NSS modules are loaded and unloaded at run time),
+    /// look-alike names and relative paths are kept; the runtime's
+    /// libraries' relocated and writable mappings too.
+    #[test]
+    fn of_libraries_only_the_c_runtimes_clean_read_only_mappings() {
+        let maps = parse_smaps(
+            "\
+1000-2000 r-xp 0 fd:00 1 /lib/x86_64-linux-gnu/libm.so.6
+Anonymous: 0 kB
+2000-3000 r--p 0 fd:00 1 /lib/x86_64-linux-gnu/libm.so.6
+Anonymous: 8 kB
+3000-4000 rw-p 0 fd:00 1 /lib/x86_64-linux-gnu/libm.so.6
+Anonymous: 0 kB
+4000-5000 r-xp 0 fd:00 2 /usr/lib/x86_64-linux-gnu/libnss_files.so.2
+Anonymous: 0 kB
+5000-6000 r-xp 0 fd:00 3 /opt/x/libc.so.6.bak
+Anonymous: 0 kB
+6000-7000 r-xp 0 fd:00 4 libc.so.6
+Anonymous: 0 kB
+7000-8000 r--p 0 fd:00 5 /lib64/ld-linux-x86-64.so.2
+Anonymous: 0 kB
+8000-9000 r-xp 0 fd:00 6 /lib/x86_64-linux-gnu/libgcc_s.so.1
+Anonymous: 0 kB
+9000-a000 r-xp 0 fd:00 7 /lib/x86_64-linux-gnu/libc.so.6 (deleted)
+Anonymous: 0 kB
+",
+        );
+        let starts: Vec<usize> = droppable(&maps, "/opt/mgz").map(|m| m.start).collect();
+        assert_eq!(starts, [0x1000, 0x7000, 0x8000]);
     }
 
     #[test]
