@@ -1,4 +1,5 @@
-//! Releases the executable's start-up code pages once a crawl is set up.
+//! Releases the start-up code pages of the executable (and of the C runtime's
+//! libraries) once a crawl is set up.
 //!
 //! Why: `mgz` is one 14 MB-`.text` binary (crawler, gRPC service, stores,
 //! benches). The kernel maps file pages in 64 KiB fault-around windows, so

@@ -3,6 +3,8 @@
 use std::io::{Read, Write};
 use std::process::{Child, Command, Output, Stdio};
 
+mod common;
+
 fn mgz() -> Command {
     Command::new(env!("CARGO_BIN_EXE_mgz"))
 }
@@ -21,17 +23,7 @@ fn spawn(args: &[&str]) -> Child {
 
 /// Runs `mgz dedup ARGS` with `input` on stdin.
 fn dedup(args: &[&str], input: &[u8]) -> Output {
-    let mut child = spawn(args);
-    let mut stdin = child.stdin.take().unwrap();
-    let input = input.to_vec();
-    let feeder = std::thread::spawn(move || stdin.write_all(&input));
-    let out = child.wait_with_output().unwrap();
-    // mgz may exit before reading all input (on an argument error): fine.
-    match feeder.join().unwrap() {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-        other => other.unwrap(),
-    }
-    out
+    common::output_with_input(mgz().arg("dedup").args(args), input)
 }
 
 #[test]

@@ -65,17 +65,12 @@ fn mgz(served: &Served, args: &[&str]) -> (bool, String, String) {
 
 /// `mgz frontier put` with `args` and `input` on its standard input.
 fn put_stdin(served: &Served, args: &[&str], input: &[u8]) -> (bool, String, String) {
-    use std::io::Write;
-    let mut child = Command::new(MGZ)
-        .args(["frontier", "--server", &served.addr, "put"])
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(input).unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = common::output_with_input(
+        Command::new(MGZ)
+            .args(["frontier", "--server", &served.addr, "put"])
+            .args(args),
+        input,
+    );
     let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
     (out.status.success(), text(out.stdout), text(out.stderr))
 }

@@ -1,23 +1,11 @@
 //! `mgz url ...` end to end on the built binary.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
+
+mod common;
 
 fn mgz(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mgz"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawning mgz");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(stdin)
-        .expect("writing stdin");
-    child.wait_with_output().expect("mgz output")
+    common::output_with_input(Command::new(env!("CARGO_BIN_EXE_mgz")).args(args), stdin)
 }
 
 fn stdout(o: &Output) -> String {

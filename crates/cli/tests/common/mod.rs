@@ -8,6 +8,30 @@ use std::process::{Child, Command};
 
 use mgz_sim::{SimConfig, SimServer};
 
+/// Runs `cmd` with `input` on its standard input and its output captured.
+/// The input is written from another thread, so a child that writes while
+/// it reads cannot block on a full pipe; a child that exits before reading
+/// all of it (an argument error) is fine.
+pub fn output_with_input(cmd: &mut Command, input: &[u8]) -> std::process::Output {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawning mgz");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let input = input.to_vec();
+    let feeder = std::thread::spawn(move || stdin.write_all(&input));
+    let out = child.wait_with_output().expect("mgz output");
+    match feeder.join().expect("feeder thread") {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+        other => other.expect("writing stdin"),
+    }
+    out
+}
+
 /// Sends SIGTERM to `child`.
 pub fn sigterm(child: &Child) {
     let status = Command::new("kill")
