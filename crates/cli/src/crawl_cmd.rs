@@ -54,16 +54,17 @@ pub struct CrawlArgs {
     /// No URL matching this regex.
     #[arg(long)]
     pub exclude: Option<String>,
-    /// Fetches in flight overall.
-    #[arg(long, default_value_t = 32)]
+    /// Fetches in flight overall (at least 1).
+    #[arg(long, default_value_t = 32,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
     pub concurrency: usize,
     /// Sockets kept open for reuse at most, across all hosts (0: as many
     /// as the open-file limit allows); past it a request asks the server
     /// to close its connection. Each idle connection holds ~47 KB.
     #[arg(long, default_value_t = mgz_crawl::fetch::DEFAULT_MAX_CONNECTIONS, value_name = "N")]
     pub max_connections: usize,
-    /// Fetches in flight per host.
-    #[arg(long, default_value_t = 1)]
+    /// Fetches in flight per host (at least 1).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub per_host: u32,
     /// Milliseconds between two requests to one host (raised to Crawl-delay).
     #[arg(long, default_value_t = 1000)]

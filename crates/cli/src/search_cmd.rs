@@ -11,7 +11,7 @@ pub struct SearchArgs {
     /// Crawl database.
     #[arg(long, default_value = "crawl.db")]
     pub db: PathBuf,
-    /// Most results shown.
+    /// Most results shown (0: every result).
     #[arg(long, default_value_t = 10)]
     pub limit: usize,
     /// One JSON object per line.
@@ -26,7 +26,20 @@ pub fn run(args: SearchArgs) -> anyhow::Result<ExitCode> {
         "no database at {} (run mgz crawl first)",
         args.db.display()
     );
-    let hits = mgz_crawl::store::search(&args.db, &args.query.join(" "), args.limit)?;
+    let query = args.query.join(" ");
+    // The index holds words only: a query without one (nothing, or only
+    // punctuation) would list no page and say "no results", as if the
+    // crawl had none.
+    anyhow::ensure!(
+        !mgz_crawl::store::fts_query(&query).is_empty(),
+        "give words to look for: mgz search WORD... (letters or digits)"
+    );
+    let limit = if args.limit == 0 {
+        usize::MAX
+    } else {
+        args.limit
+    };
+    let hits = mgz_crawl::store::search(&args.db, &query, limit)?;
     for h in &hits {
         if args.json {
             println!("{}", serde_json::to_string(h)?);

@@ -35,11 +35,14 @@ pub struct ServeArgs {
     /// Bearer token clients must send (also read from MGZ_TOKEN).
     #[arg(long, env = "MGZ_TOKEN", hide_env_values = true)]
     token: Option<String>,
-    /// Largest gRPC message accepted or sent, in bytes.
-    #[arg(long, default_value_t = 16 << 20)]
+    /// Largest gRPC message accepted or sent, in bytes (at least 1024:
+    /// below that ordinary requests and URL batches would be refused).
+    #[arg(long, default_value_t = 16 << 20,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1024..))]
     max_message_bytes: usize,
-    /// Concurrent streams per client connection.
-    #[arg(long, default_value_t = 256)]
+    /// Concurrent streams per client connection (at least 1: with 0 no
+    /// client could make a call).
+    #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u32).range(1..))]
     max_streams: u32,
     /// Group-commit interval in ms (acks wait for the fsync); 0 = no fsync, OS buffer only.
     #[arg(long, default_value_t = 50)]
@@ -120,5 +123,23 @@ mod tests {
         assert_eq!(cli.serve.seen, "fingerprint");
         assert!(super::seen_factory(&cli.serve.seen).is_ok());
         assert!(super::seen_factory("no-such-backend").is_err());
+    }
+
+    /// Limits under which no client could work are refused when the
+    /// arguments are read (they were taken, and every call then failed).
+    #[test]
+    fn limits_that_allow_no_call_are_refused() {
+        for (flag, bad, good) in [
+            ("--max-streams", "0", "1"),
+            ("--max-message-bytes", "0", "1024"),
+            ("--max-message-bytes", "1023", "1024"),
+        ] {
+            let err = Cli::try_parse_from(["serve", flag, bad])
+                .err()
+                .unwrap_or_else(|| panic!("{flag} {bad} was taken"));
+            assert!(err.to_string().contains(flag), "{flag} {bad}: {err}");
+            let cli = Cli::try_parse_from(["serve", flag, good]).unwrap();
+            assert!(cli.serve.max_streams >= 1 && cli.serve.max_message_bytes >= 1024);
+        }
     }
 }

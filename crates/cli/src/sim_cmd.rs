@@ -95,10 +95,20 @@ enum SimCommand {
         /// Seed of the stream.
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// Probability that a URL repeats one of the last 4,096.
-        #[arg(long, default_value_t = 0.5)]
+        /// Probability that a URL repeats one of the last 4,096 (0 to 1).
+        #[arg(long, default_value_t = 0.5, value_parser = probability)]
         dup_rate: f64,
     },
+}
+
+/// `--dup-rate`: a probability. The library clamps what it is given; from
+/// the command line `2` or `NaN` is a mistake to say, not to clamp.
+fn probability(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(p) if (0.0..=1.0).contains(&p) => Ok(p),
+        Ok(_) => Err(format!("{s:?}: a probability, from 0 to 1")),
+        Err(e) => Err(format!("{s:?}: {e}")),
+    }
 }
 
 /// Runs `mgz sim ...`.
@@ -180,4 +190,21 @@ fn print_lines<I: IntoIterator<Item = String>>(lines: I) -> anyhow::Result<ExitC
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dup_rate_is_a_probability() {
+        for good in ["0", "0.5", "1", " 0.25 ", "1e-3"] {
+            assert!(probability(good).is_ok(), "{good:?} was refused");
+        }
+        assert_eq!(probability("0.25"), Ok(0.25));
+        for bad in ["2", "-0.1", "NaN", "inf", "half", ""] {
+            let err = probability(bad).expect_err(bad);
+            assert!(err.contains(&format!("{bad:?}")), "{bad:?}: {err}");
+        }
+    }
 }

@@ -111,6 +111,24 @@ fn a_delay_factor_out_of_range_is_refused_before_anything_is_made() {
     }
 }
 
+/// `--concurrency 0` and `--per-host 0` were taken as 1 without a word,
+/// where `--max-pages 0` and `--max-connections 0` mean "no limit": a
+/// count that allows no fetch is refused, naming the flag.
+#[test]
+fn no_fetch_in_flight_is_refused_before_anything_is_made() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    for flag in ["--concurrency", "--per-host"] {
+        for bad in ["0", "-1", "many", ""] {
+            let arg = format!("{flag}={bad}");
+            let (ok, err) = crawl(dir.path(), &state, &[&arg, "http://127.0.0.1:9/"]);
+            assert!(!ok, "{arg} was taken");
+            assert!(err.contains(flag), "{arg}: {err}");
+            assert!(!state.exists(), "{arg}: the state was made");
+        }
+    }
+}
+
 #[test]
 fn a_max_connections_that_is_no_count_is_refused_before_anything_is_made() {
     let dir = tempfile::tempdir().unwrap();

@@ -60,6 +60,34 @@ fn search_ranks_and_reports() {
         .output()
         .unwrap();
     assert_eq!(none.status.code(), Some(1));
+    let search = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_mgz"))
+            .args(["search", "--db"])
+            .arg(&db)
+            .args(args)
+            .output()
+            .unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        (out.status.code(), text, stderr)
+    };
+    // `--limit 0` shows every hit (it showed none and said "no results").
+    let (code, text, _) = search(&["river", "--limit", "0"]);
+    assert_eq!(code, Some(0));
+    assert!(text.contains("http://a.sim/1") && text.contains("http://a.sim/2"));
+    let (code, text, _) = search(&["river", "--limit", "1"]);
+    assert_eq!(code, Some(0));
+    assert!(text.contains("http://a.sim/1") && !text.contains("http://a.sim/2"));
+    // No word to look for is a mistake to name, not "no results".
+    for empty in [&[][..], &["  "], &["--", "-*-"]] {
+        let (code, text, stderr) = search(empty);
+        assert_eq!(code, Some(2), "{empty:?}: {stderr}");
+        assert!(text.is_empty(), "{empty:?}: {text}");
+        assert!(
+            stderr.contains("give words to look for"),
+            "{empty:?}: {stderr}"
+        );
+    }
 }
 
 /// A crawl leaves its pages unindexed; `mgz search` indexes them, chunk by

@@ -383,7 +383,8 @@ pub fn search(db: &Path, query: &str, limit: usize) -> Result<Vec<Hit>, CrawlErr
          bm25(pages_fts) AS s FROM pages_fts JOIN pages p ON p.rowid = pages_fts.rowid \
          WHERE pages_fts MATCH ?1 ORDER BY s LIMIT ?2",
     )?;
-    let rows = stmt.query_map(params![q, limit as i64], |r| {
+    let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+    let rows = stmt.query_map(params![q, limit], |r| {
         Ok(Hit {
             url: r.get(0)?,
             title: r.get(1)?,

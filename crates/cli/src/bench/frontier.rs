@@ -27,13 +27,13 @@ use mgz_frontier::{Frontier, FrontierOptions, GetParams, KnownItem, UrlItem};
 #[derive(clap::Args)]
 pub struct FrontierArgs {
     /// Distinct URLs to store (the stream has twice as many items).
-    #[arg(long, default_value_t = 1_000_000)]
+    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
     urls: u64,
     /// Distinct hosts (four hosts per registrable domain).
-    #[arg(long, default_value_t = 10_000)]
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     hosts: u64,
     /// Producer threads calling put_discovered concurrently.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..))]
     threads: u64,
     /// State directory (default: a fresh temporary directory, removed after).
     #[arg(long)]
@@ -590,6 +590,31 @@ mod tests {
             panic!("a size past 64 bits was taken");
         };
         assert!(err.to_string().contains("MiB does not fit"), "{err}");
+    }
+
+    /// A count of zero would measure nothing (the report divided by it):
+    /// refused when the arguments are read, with the flag named.
+    #[test]
+    fn zero_counts_are_refused() {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: FrontierArgs,
+        }
+        for flag in ["--urls", "--hosts", "--threads"] {
+            let err = Cli::try_parse_from(["bench", flag, "0"])
+                .err()
+                .unwrap_or_else(|| panic!("{flag} 0 was taken"));
+            assert_eq!(
+                err.kind(),
+                clap::error::ErrorKind::ValueValidation,
+                "{flag}"
+            );
+            assert!(err.to_string().contains(flag), "{flag}: {err}");
+            let ok = Cli::try_parse_from(["bench", flag, "1"]).unwrap();
+            assert_eq!(ok.args.urls.min(ok.args.hosts).min(ok.args.threads), 1);
+        }
     }
 
     /// The hand-built stream is the one `format!` built before.

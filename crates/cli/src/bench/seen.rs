@@ -42,7 +42,7 @@ pub struct SeenArgs {
     )]
     input: Option<PathBuf>,
     /// Generate N synthetic URLs instead (Zipf hosts, shared paths, ~20 % duplicates).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = at_least_one)]
     generate: Option<usize>,
     /// Comma-separated backends, in run order: names, `all` (every built
     /// backend plus fastbloom,qfilter: the default), `-name` to drop one.
@@ -60,6 +60,16 @@ pub struct SeenArgs {
     /// example and of `bench/seen_key_order.py`.
     #[arg(long, value_name = "FILE")]
     dump_keys: Option<PathBuf>,
+}
+
+/// `--generate`'s count: a run over no URL measures nothing (its table
+/// would divide by zero).
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("give at least 1 URL to measure".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// Builds backend `name` for `unique` keys.
@@ -254,6 +264,25 @@ mod tests {
 
     fn strings(xs: &[&str]) -> Vec<String> {
         xs.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// `--generate 0` printed a table of `inf` and `NaN`: now refused
+    /// when the arguments are read.
+    #[test]
+    fn generating_no_url_is_refused() {
+        use clap::Parser;
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            args: SeenArgs,
+        }
+        let err = Cli::try_parse_from(["bench", "--generate", "0"])
+            .err()
+            .expect("--generate 0 was taken");
+        assert!(err.to_string().contains("at least 1 URL"), "{err}");
+        assert!(Cli::try_parse_from(["bench", "--generate", "-3"]).is_err());
+        let ok = Cli::try_parse_from(["bench", "--generate", "5"]).unwrap();
+        assert_eq!(ok.args.generate, Some(5));
     }
 
     #[test]
