@@ -111,9 +111,11 @@ where
     let mut out = BufWriter::new(io::stdout().lock());
     let stats = filter_lines(BufReader::new(input), &mut out, convert)?;
     out.flush().context("writing output")?;
+    let plural = |n: u64, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
     eprintln!(
-        "mgz url {name}: {} errors in {} lines",
-        stats.errors, stats.lines
+        "mgz url {name}: {} in {}",
+        plural(stats.errors, "error"),
+        plural(stats.lines, "line")
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -34,6 +34,22 @@ fn canonicalize_keeps_lines_aligned() {
     );
 }
 
+/// The closing count speaks of one line or one error in the singular.
+#[test]
+fn the_count_on_stderr_agrees_in_number() {
+    for (input, want) in [
+        (&b"http://a.com/\n"[..], "0 errors in 1 line"),
+        (b"mailto:x@y\n", "1 error in 1 line"),
+        (b"mailto:x@y\nhttp://a.com/\n", "1 error in 2 lines"),
+        (b"", "0 errors in 0 lines"),
+    ] {
+        let o = mgz(&["url", "surt"], input);
+        assert!(o.status.success());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.trim(), format!("mgz url surt: {want}"));
+    }
+}
+
 #[test]
 fn canonicalize_aggressive_from_a_file_and_dash() {
     let dir = std::env::temp_dir().join(format!("mgz-url-cli-{}", std::process::id()));
