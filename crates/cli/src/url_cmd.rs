@@ -109,7 +109,12 @@ where
         Some(p) => Box::new(File::open(p).with_context(|| open_error(name, p))?),
     };
     let mut out = BufWriter::new(io::stdout().lock());
-    let stats = filter_lines(BufReader::new(input), &mut out, convert)?;
+    let source = match file.as_deref() {
+        Some(p) if p.as_os_str() != "-" => p.display().to_string(),
+        _ => "standard input".to_string(),
+    };
+    let stats = filter_lines(BufReader::new(input), &mut out, convert)
+        .with_context(|| format!("mgz url {name} {source}"))?;
     out.flush().context("writing output")?;
     let plural = |n: u64, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
     eprintln!(

@@ -129,6 +129,43 @@ fn no_fetch_in_flight_is_refused_before_anything_is_made() {
     }
 }
 
+/// A page database or WARC path that names a directory, or whose
+/// directory is missing, is named in the error before the state is made
+/// (a missing WARC directory said only "No such file or directory").
+#[test]
+fn output_files_that_cannot_be_made_are_named_before_anything_is_made() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let missing = dir.path().join("no-such-dir");
+    let here = dir.path().to_path_buf();
+    let cases = [
+        ("--warc", missing.join("x.warc"), "x.warc", "does not exist"),
+        ("--warc", here.clone(), "warc file", "is a directory"),
+        ("--db", missing.join("p.db"), "p.db", "does not exist"),
+        ("--db", here, "page database", "is a directory"),
+    ];
+    for (flag, path, names, says) in cases {
+        let args = (flag, path.display());
+        let out = Command::new(env!("CARGO_BIN_EXE_mgz"))
+            .arg("crawl")
+            .arg("--state")
+            .arg(&state)
+            .arg(flag)
+            .arg(&path)
+            .arg("http://127.0.0.1:9/")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} was taken");
+        assert!(err.contains(names) && err.contains(says), "{args:?}: {err}");
+        assert!(!state.exists(), "{args:?}: the state was made");
+        assert!(
+            !missing.exists(),
+            "{args:?}: the missing directory was made"
+        );
+    }
+}
+
 #[test]
 fn a_max_connections_that_is_no_count_is_refused_before_anything_is_made() {
     let dir = tempfile::tempdir().unwrap();

@@ -111,6 +111,20 @@ fn missing_file_is_an_io_failure() {
     assert!(!err.contains("echo"), "{err}");
 }
 
+/// An input that opens but cannot be read (a directory) is named.
+#[test]
+fn an_unreadable_input_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = mgz(&["url", "surt", dir.path().to_str().unwrap()], b"");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!("mgz url surt {}", dir.path().display())),
+        "{err}"
+    );
+    assert!(err.contains("reading input"), "{err}");
+}
+
 #[test]
 fn a_url_given_as_the_file_says_how_to_pass_it() {
     for cmd in ["canonicalize", "surt"] {

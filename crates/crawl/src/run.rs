@@ -9,6 +9,7 @@
 //! frontier and the store are durable at every acknowledgement.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -326,6 +327,40 @@ async fn put_seeds(sh: &Shared) -> Result<(), CrawlError> {
     Ok(())
 }
 
+/// The page database and the WARC file are files in a directory that
+/// exists: a path naming a directory, or one whose directory is missing,
+/// stops the crawl here, with the path named, before the state is made.
+/// (Opening them later said only "No such file or directory", after the
+/// state directory had been created.) The files themselves are made only
+/// when they are opened.
+fn check_output_paths(cfg: &CrawlConfig) -> Result<(), CrawlError> {
+    fn problem(path: &Path) -> Option<String> {
+        if path.is_dir() {
+            return Some("is a directory, not a file".into());
+        }
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        (!dir.is_dir()).then(|| format!("its directory {} does not exist", dir.display()))
+    }
+    if let Some(reason) = problem(&cfg.db) {
+        return Err(CrawlError::Config(format!(
+            "page database {}: {reason}",
+            cfg.db.display()
+        )));
+    }
+    if let Some(warc) = &cfg.warc
+        && let Some(reason) = problem(warc)
+    {
+        return Err(CrawlError::Warc {
+            path: warc.display().to_string(),
+            reason,
+        });
+    }
+    Ok(())
+}
+
 async fn open_shared(
     mut cfg: CrawlConfig,
     stop: Arc<AtomicBool>,
@@ -335,6 +370,7 @@ async fn open_shared(
     // Before anything is made: a `--ca-cert` or `--proxy` that cannot be
     // used stops here.
     let fetcher = Fetcher::new(&cfg.fetch)?;
+    check_output_paths(&cfg)?;
     std::fs::create_dir_all(&cfg.state_dir).map_err(|e| CrawlError::State {
         path: cfg.state_dir.display().to_string(),
         reason: format!("cannot be made a directory: {e}"),

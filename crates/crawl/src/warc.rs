@@ -43,15 +43,16 @@ impl WarcWriter {
     /// Opens `path` for appending (cutting off a record torn by a killed
     /// crawl, see the module docs) and writes a `warcinfo` record.
     pub fn open(path: &Path, software: &str) -> Result<WarcWriter, CrawlError> {
-        let mut file = OpenOptions::new()
-            .create(true)
-            .read(true)
-            .append(true)
-            .open(path)?;
         let refused = |reason: String| CrawlError::Warc {
             path: path.display().to_string(),
             reason,
         };
+        let mut file = OpenOptions::new()
+            .create(true)
+            .read(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| refused(format!("cannot be opened: {e}")))?;
         // One writer per file: a second crawl would take the first one's
         // record in progress for a torn one. Held until the writer is dropped.
         file.try_lock().map_err(|e| match e {
