@@ -129,9 +129,10 @@ fn no_fetch_in_flight_is_refused_before_anything_is_made() {
     }
 }
 
-/// A page database or WARC path that names a directory, or whose
-/// directory is missing, is named in the error before the state is made
-/// (a missing WARC directory said only "No such file or directory").
+/// A page database or WARC path that names a directory or a device, or
+/// whose directory is missing, is named in the error before the state is
+/// made (a missing WARC directory said only "No such file or directory",
+/// `--warc /dev/stdout` "Illegal seek").
 #[test]
 fn output_files_that_cannot_be_made_are_named_before_anything_is_made() {
     let dir = tempfile::tempdir().unwrap();
@@ -143,6 +144,18 @@ fn output_files_that_cannot_be_made_are_named_before_anything_is_made() {
         ("--warc", here.clone(), "warc file", "is a directory"),
         ("--db", missing.join("p.db"), "p.db", "does not exist"),
         ("--db", here, "page database", "is a directory"),
+        (
+            "--warc",
+            "/dev/null".into(),
+            "/dev/null",
+            "not a regular file",
+        ),
+        (
+            "--db",
+            "/dev/null".into(),
+            "/dev/null",
+            "not a regular file",
+        ),
     ];
     for (flag, path, names, says) in cases {
         let args = (flag, path.display());

@@ -327,16 +327,20 @@ async fn put_seeds(sh: &Shared) -> Result<(), CrawlError> {
     Ok(())
 }
 
-/// The page database and the WARC file are files in a directory that
-/// exists: a path naming a directory, or one whose directory is missing,
-/// stops the crawl here, with the path named, before the state is made.
-/// (Opening them later said only "No such file or directory", after the
-/// state directory had been created.) The files themselves are made only
-/// when they are opened.
+/// The page database and the WARC file are regular files in a directory
+/// that exists: a path naming a directory or a device (`/dev/stdout`: both
+/// are read back, the WARC's tail cut and sought), or one whose directory is
+/// missing, stops the crawl here, with the path named, before the state is
+/// made. (Opening them later said only "No such file or directory" or
+/// "Illegal seek", after the state directory had been created.) The files
+/// themselves are made only when they are opened.
 fn check_output_paths(cfg: &CrawlConfig) -> Result<(), CrawlError> {
     fn problem(path: &Path) -> Option<String> {
         if path.is_dir() {
             return Some("is a directory, not a file".into());
+        }
+        if path.exists() && !path.is_file() {
+            return Some("is not a regular file (it is read back and appended to)".into());
         }
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,

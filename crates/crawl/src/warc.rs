@@ -59,9 +59,12 @@ impl WarcWriter {
             std::fs::TryLockError::WouldBlock => {
                 refused("in use by another process (another crawl writes it)".into())
             }
-            std::fs::TryLockError::Error(e) => CrawlError::Io(e),
+            std::fs::TryLockError::Error(e) => refused(format!("cannot be locked: {e}")),
         })?;
-        let len = file.metadata()?.len();
+        let len = file
+            .metadata()
+            .map_err(|e| refused(format!("cannot be read: {e}")))?
+            .len();
         match warc_tail::scan(&mut file, len).map_err(|e: TailError| refused(e.to_string()))? {
             Tail::Clean => {}
             Tail::Torn { complete, len } => {
@@ -70,10 +73,13 @@ impl WarcWriter {
                     path.display(),
                     len - complete
                 );
-                file.set_len(complete)?;
+                file.set_len(complete)
+                    .map_err(|e| refused(format!("its torn tail cannot be cut: {e}")))?;
             }
         }
-        let end = file.seek(std::io::SeekFrom::End(0))?;
+        let end = file
+            .seek(std::io::SeekFrom::End(0))
+            .map_err(|e| refused(format!("cannot be appended to: {e}")))?;
         let w = WarcWriter {
             out: Mutex::new((file, end)),
             path: path.display().to_string(),
