@@ -88,6 +88,37 @@ fn put_reads_standard_input_without_a_file_or_with_a_dash() {
     assert_eq!(stats_size(&served), 3);
 }
 
+/// A malformed JSONL line stops the put there, naming the line and what
+/// a rerun does; the lines after it are not sent, and a rerun of the fixed
+/// input puts each URL once.
+#[test]
+fn a_malformed_jsonl_line_is_named_and_a_rerun_puts_each_url_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let served = serve(&dir.path().join("state"), &[]);
+    let item = |url: &str| format!("{{\"discovered\":{{\"info\":{{\"url\":\"{url}\"}}}}}}\n");
+    let bad = [
+        item("http://a.example/1"),
+        "{bad json\n".into(),
+        item("http://a.example/3"),
+    ]
+    .concat();
+    let (ok, _, err) = put_stdin(&served, &[], bad.as_bytes());
+    assert!(!ok);
+    assert!(err.contains("line 2 (nothing after it was sent"), "{err}");
+    assert!(err.contains("not JSON"), "{err}");
+    assert_eq!(stats_size(&served), 1, "line 3 was sent");
+    let fixed = [
+        item("http://a.example/1"),
+        item("http://a.example/2"),
+        item("http://a.example/3"),
+    ]
+    .concat();
+    let (ok, out, err) = put_stdin(&served, &[], fixed.as_bytes());
+    assert!(ok, "{out}{err}");
+    assert!(out.contains("ok 2 skipped 1 "), "{out}");
+    assert_eq!(stats_size(&served), 3);
+}
+
 fn stats_size(served: &Served) -> u64 {
     let (ok, out, err) = mgz(served, &["stats"]);
     assert!(ok, "{err}");

@@ -218,8 +218,12 @@ fn read_input(
         }
         sent += 1;
         if line.starts_with('{') {
-            let item =
-                mgz_service::json::from_line(line).with_context(|| format!("line {n_line}"))?;
+            let item = mgz_service::json::from_line(line).with_context(|| {
+                format!(
+                    "line {n_line} (nothing after it was sent, lines before it may have \
+                     been: fix it and send the input again, URLs already put are skipped)"
+                )
+            })?;
             send_item(item)?;
             continue;
         }
