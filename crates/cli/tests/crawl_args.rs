@@ -3,20 +3,27 @@
 
 use std::process::Command;
 
-fn crawl(dir: &std::path::Path, state: &std::path::Path, seeds: &[&str]) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_mgz"))
-        .arg("crawl")
-        .arg("--state")
-        .arg(state)
-        .arg("--db")
-        .arg(dir.join("pages.db"))
-        .args(seeds)
-        .output()
-        .unwrap();
+fn crawl(dir: &std::path::Path, state: &std::path::Path, args: &[&str]) -> (bool, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mgz"));
+    cmd.arg("crawl").arg("--state").arg(state);
+    // The page database in `dir`, unless the test names its own.
+    if !args.contains(&"--db") {
+        cmd.arg("--db").arg(dir.join("pages.db"));
+    }
+    let out = cmd.args(args).output().unwrap();
     (
         out.status.success(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+/// Runs a crawl that must be refused before anything is made: asserts it
+/// failed and made no state, and returns what it said.
+fn refused(dir: &std::path::Path, state: &std::path::Path, args: &[&str]) -> String {
+    let (ok, err) = crawl(dir, state, args);
+    assert!(!ok, "{args:?} was taken");
+    assert!(!state.exists(), "{args:?}: the state was made");
+    err
 }
 
 #[test]
@@ -75,10 +82,8 @@ fn a_seeds_file_without_a_seed_or_absent_fails_before_anything_is_made() {
     std::fs::write(&empty, "# none yet\n\n").unwrap();
     let absent = dir.path().join("absent.txt");
     for (file, says) in [(&empty, "no seed URL"), (&absent, "absent.txt")] {
-        let (ok, err) = crawl(dir.path(), &state, &["--seeds", file.to_str().unwrap()]);
-        assert!(!ok, "{file:?} was taken");
+        let err = refused(dir.path(), &state, &["--seeds", file.to_str().unwrap()]);
         assert!(err.contains(says), "{file:?}: {err}");
-        assert!(!state.exists(), "{file:?}: the state was made");
         assert!(!dir.path().join("pages.db").exists());
     }
 }
@@ -104,10 +109,8 @@ fn a_delay_factor_out_of_range_is_refused_before_anything_is_made() {
     let state = dir.path().join("state");
     for bad in ["-1", "101", "NaN", "inf", "two", ""] {
         let arg = format!("--delay-factor={bad}");
-        let (ok, err) = crawl(dir.path(), &state, &[&arg, "http://127.0.0.1:9/"]);
-        assert!(!ok, "--delay-factor {bad:?} was taken");
+        let err = refused(dir.path(), &state, &[&arg, "http://127.0.0.1:9/"]);
         assert!(err.contains("--delay-factor"), "{bad:?}: {err}");
-        assert!(!state.exists(), "{bad:?}: the state was made");
     }
 }
 
@@ -121,10 +124,8 @@ fn no_fetch_in_flight_is_refused_before_anything_is_made() {
     for flag in ["--concurrency", "--per-host"] {
         for bad in ["0", "-1", "many", ""] {
             let arg = format!("{flag}={bad}");
-            let (ok, err) = crawl(dir.path(), &state, &[&arg, "http://127.0.0.1:9/"]);
-            assert!(!ok, "{arg} was taken");
+            let err = refused(dir.path(), &state, &[&arg, "http://127.0.0.1:9/"]);
             assert!(err.contains(flag), "{arg}: {err}");
-            assert!(!state.exists(), "{arg}: the state was made");
         }
     }
 }
@@ -158,23 +159,15 @@ fn output_files_that_cannot_be_made_are_named_before_anything_is_made() {
         ),
     ];
     for (flag, path, names, says) in cases {
-        let args = (flag, path.display());
-        let out = Command::new(env!("CARGO_BIN_EXE_mgz"))
-            .arg("crawl")
-            .arg("--state")
-            .arg(&state)
-            .arg(flag)
-            .arg(&path)
-            .arg("http://127.0.0.1:9/")
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "{args:?} was taken");
-        assert!(err.contains(names) && err.contains(says), "{args:?}: {err}");
-        assert!(!state.exists(), "{args:?}: the state was made");
+        let path = path.to_str().unwrap();
+        let err = refused(dir.path(), &state, &[flag, path, "http://127.0.0.1:9/"]);
+        assert!(
+            err.contains(names) && err.contains(says),
+            "{flag} {path}: {err}"
+        );
         assert!(
             !missing.exists(),
-            "{args:?}: the missing directory was made"
+            "{flag} {path}: the missing directory was made"
         );
     }
 }
@@ -185,10 +178,8 @@ fn a_max_connections_that_is_no_count_is_refused_before_anything_is_made() {
     let state = dir.path().join("state");
     for bad in ["-1", "2k", "1.5", "", "99999999999999999999999"] {
         let arg = format!("--max-connections={bad}");
-        let (ok, err) = crawl(dir.path(), &state, &[&arg, "http://127.0.0.1:9/"]);
-        assert!(!ok, "--max-connections {bad:?} was taken");
+        let err = refused(dir.path(), &state, &[&arg, "http://127.0.0.1:9/"]);
         assert!(err.contains("--max-connections"), "{bad:?}: {err}");
-        assert!(!state.exists(), "{bad:?}: the state was made");
     }
 }
 
@@ -211,13 +202,11 @@ fn a_ca_cert_that_cannot_be_used_is_refused_before_anything_is_made() {
         (&missing, "No such file"),
     ] {
         let arg = format!("--ca-cert={}", file.display());
-        let (ok, err) = crawl(dir.path(), &state, &[&arg, "https://127.0.0.1:9/"]);
-        assert!(!ok, "{file:?} was taken");
+        let err = refused(dir.path(), &state, &[&arg, "https://127.0.0.1:9/"]);
         assert!(
             err.contains(&format!("--ca-cert {}", file.display())) && err.contains(why),
             "{file:?}: {err}"
         );
-        assert!(!state.exists(), "{file:?}: the state was made");
         assert!(!dir.path().join("pages.db").exists());
     }
 }
@@ -228,10 +217,8 @@ fn a_proxy_that_cannot_be_used_is_refused_before_anything_is_made() {
     let state = dir.path().join("state");
     // It used to be refused after the state and database were made.
     for bad in ["gopher://p.example", "http://"] {
-        let (ok, err) = crawl(dir.path(), &state, &["--proxy", bad, "http://127.0.0.1:9/"]);
-        assert!(!ok, "--proxy {bad:?} was taken");
+        let err = refused(dir.path(), &state, &["--proxy", bad, "http://127.0.0.1:9/"]);
         assert!(err.contains("--proxy"), "{bad:?}: {err}");
-        assert!(!state.exists(), "{bad:?}: the state was made");
         assert!(!dir.path().join("pages.db").exists());
     }
 }
@@ -278,9 +265,7 @@ fn a_from_that_is_no_address_is_refused_before_anything_is_made() {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
     for bad in ["nobody", "a@b.org, c@d.org", "Ops <ops@example.org>"] {
-        let (ok, err) = crawl(dir.path(), &state, &["--from", bad, "http://127.0.0.1:9/"]);
-        assert!(!ok, "--from {bad:?} was taken");
+        let err = refused(dir.path(), &state, &["--from", bad, "http://127.0.0.1:9/"]);
         assert!(err.contains("--from"), "{bad:?}: {err}");
-        assert!(!state.exists(), "{bad:?}: the state was made");
     }
 }
